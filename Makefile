@@ -1,0 +1,97 @@
+# keycut — build, test, demo, pipeline.  See README.md.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.SECONDARY:
+MAKEFLAGS += --no-builtin-rules
+
+# ---- configuration ---------------------------------------------------------------------------
+BUILD   ?= build
+ifeq ($(SANITIZE),1)
+BUILD   := $(BUILD)-san
+endif
+CC      ?= cc
+ifeq ($(origin CC),default)
+CC      := gcc
+endif
+PKGS    := openblas lapacke hdf5 libpng libjpeg libxml-2.0
+ifeq ($(NATIVE),1)
+ARCH    := -march=native
+else
+ARCH    := -march=x86-64-v3
+endif
+OPT     ?= -O2
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE $(OPT) -g $(ARCH) -fopenmp -Wall -Wextra -I. \
+               -fno-math-errno
+ifeq ($(SANITIZE),1)
+CFLAGS_BASE += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDSAN   := -fsanitize=address,undefined
+endif
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CFLAGS  ?=
+LDLIBS  := $(PKG_LIBS) -lm
+ALL_CFLAGS = $(CFLAGS_BASE) $(PKG_CFLAGS) $(CFLAGS)
+
+LIB_SRC   := $(sort $(wildcard pipeline/*.c datasets/*.c decoders/*.c eval/*.c))
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+STAGE_SRC := $(sort $(wildcard stages/*.c))
+STAGES    := $(STAGE_SRC:stages/%.c=$(BUILD)/%)
+TEST_SRC  := $(sort $(wildcard tests/test_*.c))
+TESTS     := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(sort $(wildcard tests/bench_*.c))
+BENCHES   := $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
+LIB       := $(BUILD)/libkeycut.a
+
+.PHONY: all deps deps-ref test check-full bench demo clean features
+all: $(STAGES) $(TESTS) $(BENCHES)
+
+# ---- Debian packages ---------------------------------------------------------------------------
+deps:
+	@tests/deps.sh deps.txt
+deps-ref:
+	@tests/deps.sh deps-ref.txt
+
+features:
+	@for p in $(PKGS); do printf '%-12s %s\n' "$$p" "$$(pkg-config --modversion $$p 2>/dev/null || echo MISSING)"; done
+
+# ---- compile ---------------------------------------------------------------------------------
+$(BUILD)/obj/%.o: %.c | $(BUILD)/obj
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@.tmp
+	ar rcs $@.tmp $^
+	mv $@.tmp $@
+
+$(BUILD)/%: $(BUILD)/obj/stages/%.o $(LIB)
+	$(CC) $(ALL_CFLAGS) $(LDSAN) $< $(LIB) $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDSAN) $< $(LIB) $(LDLIBS) -o $@
+
+$(BUILD)/obj:
+	@mkdir -p $@
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---- tests -----------------------------------------------------------------------------------
+test: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) tests/run.sh
+
+check-full: deps deps-ref
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) KC_FULL=1 tests/run.sh
+
+bench: deps deps-ref
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) tests/bench.sh
+
+clean:
+	rm -rf $(BUILD)
+
+-include pipeline.mk

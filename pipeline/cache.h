@@ -1,0 +1,122 @@
+/* pipeline/cache.h — keycut's HDF5 caches: reading, and crash-safe writing.
+ *
+ * Layout (DESIGN.md, "The cache"):
+ *   features cache: /features/<kind>/<id> float32 (n_tok, dim);  masks cache: /masks/<setting>/<id>
+ *   uint8 (grid_h, grid_w) with float attrs lambda2, eigengap (one per round) and int degenerate;
+ *   /index/ids (vlen UTF-8 strings), /index/grid int32 (n, 2), /index/size int32 (n, 2);
+ *   provenance as string root attributes (format, format_version, code_version, command, ...).
+ *
+ * Writing ("Nothing lost"): the work is split into batches of images.  Each finished batch is a
+ * small self-contained HDF5 piece OUT.partial/piece-NNNNNN.h5 (written as .tmp, fsynced, renamed).
+ * OUT.partial/fingerprint holds a hash of what determines the output (inputs, options, code
+ * version): pieces of another command are never reused.  cache_writer_finish merges the pieces in
+ * batch order into OUT.tmp, writes /index and the provenance, fsyncs, renames to OUT and removes
+ * OUT.partial.  OUT is therefore absent or complete; a rerun skips the pieces already there.
+ *
+ *     cache_writer cw;
+ *     cache_writer_open(&cw, "keys.h5", fingerprint_hex, n_batches);   // fails if OUT exists? no:
+ *                                                                      // OUT is replaced at finish
+ *     for (b = 0; b < n_batches; b++) {
+ *         if (cache_writer_have(&cw, b)) continue;
+ *         cache_piece *p = cache_piece_new(&cw, b);
+ *         cache_piece_put_f32(p, "/features/keys/img1", data, 2, dims);
+ *         cache_piece_attr_f32(p, "/features/keys/img1", "lambda2", vals, n);   // optional
+ *         if (cache_piece_commit(p) < 0) ...;          // frees p
+ *     }
+ *     cache_index idx = {...};  prov attrs ...
+ *     cache_writer_finish(&cw, &idx, &prov);
+ *
+ * Reading:
+ *     cache_reader r;
+ *     cache_open(&r, "keys.h5", "features");      // checks format name and version
+ *     cache_read_f32(&r, "/features/keys/img1", &data, &n_tok, &dim);
+ *     cache_attr(&r, "weights_sha256");            // NULL when absent
+ *     cache_close(&r);
+ */
+#ifndef KC_CACHE_H
+#define KC_CACHE_H
+#include <stdint.h>
+
+#define CACHE_FORMAT_FEATURES "keycut-features"
+#define CACHE_FORMAT_MASKS "keycut-masks"
+#define CACHE_FORMAT_VERSION "1"
+
+/* The image index shared by every cache. */
+typedef struct cache_index {
+    int n;
+    char **ids;
+    int32_t *grid; /* (n, 2): grid_h, grid_w */
+    int32_t *size; /* (n, 2): original h, w */
+} cache_index;
+void cache_index_free(cache_index *ix);
+/* Position of id in the index, or -1. */
+int cache_index_find(const cache_index *ix, const char *id);
+
+/* Provenance: ordered string key/value pairs written as root attributes. */
+typedef struct cache_prov {
+    int n;
+    char **key, **value;
+} cache_prov;
+void prov_set(cache_prov *p, const char *key, const char *value);      /* replaces if present */
+void prov_setf(cache_prov *p, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+const char *prov_get(const cache_prov *p, const char *key);
+void prov_free(cache_prov *p);
+
+/* ---- reading ------------------------------------------------------------------------------ */
+typedef struct cache_reader {
+    char *path;
+    int64_t file;          /* hid_t */
+    cache_index index;
+    cache_prov prov;       /* all root string attributes */
+} cache_reader;
+
+/* Opens and validates: the root attribute "format" must equal format (NULL accepts any keycut
+ * cache), format_version must be known, /index must be consistent.  Errors name the file. */
+int cache_open(cache_reader *r, const char *path, const char *format);
+const char *cache_attr(const cache_reader *r, const char *key);
+/* 1 if the dataset exists. */
+int cache_has(const cache_reader *r, const char *dset);
+/* float32 2-D dataset into a new buffer; *rows, *cols its shape.  Non-finite values are an error. */
+int cache_read_f32(const cache_reader *r, const char *dset, float **data, int *rows, int *cols);
+/* uint8 2-D dataset. */
+int cache_read_u8(const cache_reader *r, const char *dset, uint8_t **data, int *rows, int *cols);
+/* Float attribute array of a dataset (up to max values); returns the count, -1 on error. */
+int cache_read_attr_f32(const cache_reader *r, const char *dset, const char *name, float *vals, int max);
+int cache_read_attr_i32(const cache_reader *r, const char *dset, const char *name, int32_t *val);
+/* Names of the members of a group (e.g. the setting ids under /masks), sorted. */
+int cache_list(const cache_reader *r, const char *group, char ***names, int *n);
+/* Hash of the cache's content (stored at write time as root attribute content_hash). */
+const char *cache_content_hash(const cache_reader *r);
+void cache_close(cache_reader *r);
+
+/* ---- writing ------------------------------------------------------------------------------ */
+typedef struct cache_writer {
+    char *path, *partial, *format;
+    char fingerprint[65];
+    int n_batches;
+} cache_writer;
+typedef struct cache_piece cache_piece;
+
+/* format: CACHE_FORMAT_FEATURES or CACHE_FORMAT_MASKS.  Creates OUT.partial/ (keeping pieces
+ * whose fingerprint matches; refusing a partial folder of another command with a message that
+ * says how to clear it).  Prints how many pieces are resumed. */
+int cache_writer_open(cache_writer *w, const char *path, const char *format, const char *fingerprint,
+                      int n_batches);
+int cache_writer_have(const cache_writer *w, int batch);
+cache_piece *cache_piece_new(cache_writer *w, int batch);
+/* dims: rank values. */
+int cache_piece_put_f32(cache_piece *p, const char *dset, const float *data, int rank, const int64_t *dims);
+int cache_piece_put_u8(cache_piece *p, const char *dset, const uint8_t *data, int rank, const int64_t *dims);
+int cache_piece_attr_f32(cache_piece *p, const char *dset, const char *name, const float *vals, int n);
+int cache_piece_attr_i32(cache_piece *p, const char *dset, const char *name, int32_t val);
+/* Closes, fsyncs and renames the piece into place; frees p (also on failure). */
+int cache_piece_commit(cache_piece *p);
+void cache_piece_abort(cache_piece *p);
+/* Merges all pieces (all must be present) into OUT atomically, with the index and provenance
+ * (format, format_version, code_version, created and content_hash are added here). */
+int cache_writer_finish(cache_writer *w, const cache_index *ix, const cache_prov *prov);
+void cache_writer_free(cache_writer *w);
+
+/* Hash of a list of strings (for fingerprints): sha256 over each string and a separator. */
+void cache_fingerprint(char hex[65], int n, const char *const *parts);
+#endif

@@ -1,0 +1,68 @@
+/* pipeline/kc.h — errors, logging and allocation shared by every keycut module.
+ *
+ * Library code never exits.  A function that fails records one line with kc_fail() and returns
+ * a negative value (or NULL); the caller may add context with kc_fail_prefix(); only main()
+ * prints the message (kc_die) and exits.  Messages name the file and what was wrong with it:
+ *
+ *     if (n < 0) return kc_fail("%s: truncated JPEG (premature end of data)", path);
+ *
+ * The message buffer is thread-local, so worker threads can fail independently.
+ */
+#ifndef KC_KC_H
+#define KC_KC_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define KC_VERSION "0.1.0"
+
+/* Records the message (printf format) and returns -1. */
+int kc_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prepends "prefix: " (printf format) to the recorded message; returns -1. */
+int kc_fail_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The last recorded message of this thread ("" when none). */
+const char *kc_error(void);
+/* Copies another thread's message into this thread's (for OpenMP workers reporting to main). */
+void kc_set_error(const char *msg);
+
+/* Program name used in log lines ("kc-extract"). */
+void kc_set_prog(const char *name);
+const char *kc_prog(void);
+/* Informational line on stderr: "kc-extract: message".  KC_QUIET=1 silences info lines. */
+void kc_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void kc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* For main() only: prints "prog: error: <kc_error()>" and exits with status 1. */
+void kc_die(void) __attribute__((noreturn));
+/* For main() only: prints "prog: error: <message>" and exits 1 (usage errors). */
+void kc_die_msg(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+/* Allocation that aborts on exhaustion (an out-of-memory is not bad input; callers that size an
+ * allocation from untrusted input must check the size against the input first). */
+void *kc_malloc(size_t n);
+void *kc_calloc(size_t n, size_t size);
+void *kc_realloc(void *p, size_t n);
+char *kc_strdup(const char *s);
+char *kc_strfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Whole file into memory (adds a NUL after the data); returns -1 with a message on failure. */
+int kc_read_file(const char *path, uint8_t **data, size_t *size);
+/* Writes data to path.tmp, fsyncs, renames to path. */
+int kc_write_file_atomic(const char *path, const void *data, size_t size);
+/* mkdir -p */
+int kc_mkdirs(const char *path);
+/* 1 if path exists (any type). */
+int kc_exists(const char *path);
+/* Seconds since an arbitrary start (monotonic). */
+double kc_now(void);
+/* Current UTC time as "YYYY-MM-DDTHH:MM:SSZ". */
+void kc_utc_now(char out[32]);
+/* The whole command line joined by spaces (for provenance); set by kc_set_cmdline in main. */
+void kc_set_cmdline(int argc, char **argv);
+const char *kc_cmdline(void);
+
+/* Returns -1 from the enclosing function when expr is negative. */
+#define KC_TRY(expr)                                                         \
+    do {                                                                     \
+        if ((expr) < 0) return -1;                                           \
+    } while (0)
+
+#endif

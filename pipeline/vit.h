@@ -1,0 +1,52 @@
+/* pipeline/vit.h — the ViT forward, keys and tokens.  (Owner: model module.)
+ *
+ * Architecture from the tensors (patch size, width, depth, MLP width, class token, final norm,
+ * trained position grid n x n); heads = dim / 64 unless opts.heads or config.json says otherwise.
+ * Keys: last block, LayerNorm-1 of its input times rows dim..2dim-1 of qkv.weight plus that bias
+ * slice, unscaled, class row dropped; only the blocks before the last run in full.
+ * Tokens: last block's output, after the final norm when present, class row dropped.
+ * Position embeddings resampled to the working grid: "dino" (bicubic a=-0.75, source coordinate
+ * (dst + 0.5) * n / (g + 0.1) - 0.5) or "hf" ((dst + 0.5) * n / g - 0.5).
+ *
+ *     vit_model m;  vit_opts o = VIT_OPTS_DEFAULT;
+ *     vit_init(&m, &w, &o);                       // checks every tensor by name and shape
+ *     vit_state s;  vit_state_init(&s, &m, 30, 30);
+ *     vit_forward(&m, &s, chw, 480, 480, keys, NULL);   // keys: (900, 384)
+ *     vit_state_free(&s); vit_free(&m);
+ */
+#ifndef KC_VIT_H
+#define KC_VIT_H
+#include "pipeline/weights.h"
+
+typedef struct vit_opts {
+    int heads;        /* 0: from config.json, else dim / 64 */
+    double ln_eps;    /* 0: 1e-6 for DINO/timm names, config.json / 1e-12 for HF names */
+    int drop_cls;     /* run DINO weights as the converted network (no class token, no final norm) */
+    int posembed_hf;  /* 0: dino resampling, 1: hf resampling */
+} vit_opts;
+#define VIT_OPTS_DEFAULT ((vit_opts){0, 0.0, 0, 0})
+
+typedef struct vit_model vit_model; /* opaque: read-only after init, shared by threads */
+typedef struct vit_state vit_state; /* opaque: scratch for one forward at a time */
+
+int vit_init(vit_model **m, const kc_weights *w, const vit_opts *o);
+void vit_free(vit_model *m);
+int vit_patch(const vit_model *m);
+int vit_dim(const vit_model *m);
+/* "vit dim=384 depth=12 heads=6 patch=16 mlp=1536 cls=1 final_norm=1 pos_grid=14x14" */
+const char *vit_describe(const vit_model *m);
+double vit_ln_eps(const vit_model *m);
+/* "dino", "selfpatch-like (no class token)", "dino converted (--drop-cls)", ... */
+const char *vit_forward_kind(const vit_model *m);
+
+int vit_state_new(vit_state **s, const vit_model *m, int grid_h, int grid_w);
+void vit_state_free(vit_state *s);
+/* chw: (3, grid_h*patch, grid_w*patch) normalised.  keys, tokens: (grid_h*grid_w, dim) or NULL. */
+int vit_forward(const vit_model *m, vit_state *s, const float *chw, int grid_h, int grid_w,
+                float *keys, float *tokens);
+
+/* The no-learning colour extractor (--model color): per-patch colour and position statistics on
+ * the same grid.  feats: (grid_h*grid_w, COLOR_DIM). */
+#define COLOR_DIM 16
+int color_features(const float *chw, int grid_h, int grid_w, int patch, float *feats);
+#endif

@@ -1,0 +1,18 @@
+# tests/lib.sh — sourced by shell tests.  check "what" cmd...; skip "why"; done_tests at the end.
+set -u -o pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+BUILD=${BUILD:-build}
+KC_SHARED_DATA=${KC_SHARED_DATA:-$(cd .. && pwd)/shared/data}
+T_PASS=0 T_FAIL=0 T_SKIP=0
+ok()   { T_PASS=$((T_PASS + 1)); }
+bad()  { T_FAIL=$((T_FAIL + 1)); echo "FAIL: $*" >&2; }
+skip() { T_SKIP=$((T_SKIP + 1)); echo "SKIP: $*" >&2; }
+# expect_fail "what" "message regex" cmd... : the command must exit non-zero with one stderr line matching
+expect_fail() {
+  local what=$1 re=$2; shift 2
+  local err rc
+  err=$("$@" 2>&1 >/dev/null); rc=$?
+  if [ $rc -ne 0 ] && grep -Eq -- "$re" <<<"$err"; then ok; else bad "$what (rc=$rc): $err"; fi
+}
+tmpdir() { local d=$BUILD/test-tmp/$1; rm -rf "$d"; mkdir -p "$d"; echo "$d"; }
+done_tests() { echo "RESULT $T_PASS $T_FAIL $T_SKIP"; [ "$T_FAIL" -eq 0 ]; }
