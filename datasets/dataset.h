@@ -3,7 +3,7 @@
  *   voc:ROOT:SPLIT     ROOT/ImageSets/Segmentation/SPLIT.txt (or SPLIT itself when it is a path to a
  *                      file), images ROOT/JPEGImages/<id>.jpg; id = the split's line
  *   davis:ROOT:SPLIT   ROOT/ImageSets/2017/SPLIT.txt lists sequences; frames are
- *                      ROOT/JPEGImages/480p/<seq>/*.jpg sorted; id = <seq>/<frame>
+ *                      ROOT/JPEGImages/480p/<seq>/ (all .jpg, sorted); id = <seq>/<frame>
  *   dir:DIR            every .jpg .jpeg .png in DIR (not recursive), sorted by name; id = name
  *                      without extension
  *   list:FILE          one path per line (relative paths are relative to FILE's folder);

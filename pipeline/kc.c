@@ -32,7 +32,7 @@ int kc_fail_prefix(const char *fmt, ...)
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, err_buf, sizeof old);
-    snprintf(err_buf, sizeof err_buf, "%s: %s", prefix, old);
+    snprintf(err_buf, sizeof err_buf, "%.1000s: %.1000s", prefix, old);
     return -1;
 }
 

@@ -1,0 +1,905 @@
+/* pipeline/cache.c — see cache.h.
+ *
+ * All HDF5 calls go through one OpenMP critical section (Debian's libhdf5 is not built
+ * thread-safe), so stages may call cache_* from worker threads.  Object timestamps are turned
+ * off on every group and dataset so the same run gives the same bytes.
+ */
+#include "pipeline/cache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pipeline/kc.h"
+#include "pipeline/sha256.h"
+
+#define HDF5_LOCK _Pragma("omp critical(kc_hdf5)")
+
+static void close_impl(cache_reader *r);
+
+static void h5_quiet(void)
+{
+    static int done;
+    if (!done) {
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+        done = 1;
+    }
+}
+
+/* ---- index and provenance ------------------------------------------------------------------ */
+
+void cache_index_free(cache_index *ix)
+{
+    for (int i = 0; i < ix->n; i++) free(ix->ids[i]);
+    free(ix->ids);
+    free(ix->grid);
+    free(ix->size);
+    memset(ix, 0, sizeof *ix);
+}
+
+int cache_index_find(const cache_index *ix, const char *id)
+{
+    for (int i = 0; i < ix->n; i++)
+        if (!strcmp(ix->ids[i], id)) return i;
+    return -1;
+}
+
+void prov_set(cache_prov *p, const char *key, const char *value)
+{
+    for (int i = 0; i < p->n; i++)
+        if (!strcmp(p->key[i], key)) {
+            free(p->value[i]);
+            p->value[i] = kc_strdup(value);
+            return;
+        }
+    p->key = kc_realloc(p->key, (size_t)(p->n + 1) * sizeof *p->key);
+    p->value = kc_realloc(p->value, (size_t)(p->n + 1) * sizeof *p->value);
+    p->key[p->n] = kc_strdup(key);
+    p->value[p->n] = kc_strdup(value);
+    p->n++;
+}
+
+void prov_setf(cache_prov *p, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    char buf[4096];
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    prov_set(p, key, buf);
+}
+
+const char *prov_get(const cache_prov *p, const char *key)
+{
+    for (int i = 0; i < p->n; i++)
+        if (!strcmp(p->key[i], key)) return p->value[i];
+    return NULL;
+}
+
+void prov_free(cache_prov *p)
+{
+    for (int i = 0; i < p->n; i++) {
+        free(p->key[i]);
+        free(p->value[i]);
+    }
+    free(p->key);
+    free(p->value);
+    memset(p, 0, sizeof *p);
+}
+
+void cache_fingerprint(char hex[65], int n, const char *const *parts)
+{
+    sha256_ctx c;
+    sha256_init(&c);
+    for (int i = 0; i < n; i++) {
+        const char *s = parts[i] ? parts[i] : "(null)";
+        sha256_update(&c, s, strlen(s) + 1);
+    }
+    sha256_hex(&c, hex);
+}
+
+/* ---- small HDF5 helpers --------------------------------------------------------------------- */
+
+static hid_t vlen_str_type(void)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    return t;
+}
+
+static hid_t no_times_gcpl(void)
+{
+    hid_t g = H5Pcreate(H5P_GROUP_CREATE);
+    H5Pset_obj_track_times(g, 0);
+    return g;
+}
+
+/* Creates every missing group on the way to the parent of dset ("/a/b/c" -> /a, /a/b). */
+static int ensure_parents(hid_t file, const char *dset)
+{
+    char *p = kc_strdup(dset);
+    int rc = 0;
+    for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+        *s = 0;
+        htri_t ex = H5Lexists(file, p, H5P_DEFAULT);
+        if (ex < 0) {
+            rc = -1;
+        } else if (ex == 0) {
+            hid_t gcpl = no_times_gcpl();
+            hid_t g = H5Gcreate2(file, p, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+            H5Pclose(gcpl);
+            if (g < 0) rc = -1;
+            else H5Gclose(g);
+        }
+        *s = '/';
+        if (rc < 0) {
+            free(p);
+            return kc_fail("cannot create group for %s", dset);
+        }
+    }
+    free(p);
+    return 0;
+}
+
+static int write_dataset(hid_t file, const char *path, hid_t type, const void *data, int rank,
+                         const int64_t *dims)
+{
+    hsize_t hd[8];
+    if (rank < 1 || rank > 8) return kc_fail("%s: bad rank %d", path, rank);
+    for (int i = 0; i < rank; i++) hd[i] = (hsize_t)dims[i];
+    if (ensure_parents(file, path) < 0) return -1;
+    hid_t space = H5Screate_simple(rank, hd, NULL);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_obj_track_times(dcpl, 0);
+    hid_t d = H5Dcreate2(file, path, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Pclose(dcpl);
+    int rc = 0;
+    if (d < 0) rc = kc_fail("cannot create dataset %s (already there?)", path);
+    else if (H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+        rc = kc_fail("cannot write dataset %s", path);
+    if (d >= 0) H5Dclose(d);
+    H5Sclose(space);
+    return rc;
+}
+
+static int write_attr(hid_t obj, const char *name, hid_t type, const void *data, int n)
+{
+    hsize_t d = (hsize_t)n;
+    hid_t space = n < 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &d, NULL);
+    if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
+    hid_t a = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = 0;
+    if (a < 0 || H5Awrite(a, type, data) < 0) rc = kc_fail("cannot write attribute %s", name);
+    if (a >= 0) H5Aclose(a);
+    H5Sclose(space);
+    return rc;
+}
+
+static int write_str_attr(hid_t obj, const char *name, const char *value)
+{
+    hid_t t = vlen_str_type();
+    int rc = write_attr(obj, name, t, &value, -1);
+    H5Tclose(t);
+    return rc;
+}
+
+/* ---- reading -------------------------------------------------------------------------------- */
+
+static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *info, void *op)
+{
+    (void)info;
+    cache_reader *r = op;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0) return 0;
+    hid_t ft = H5Aget_type(a);
+    hid_t sp = H5Aget_space(a);
+    if (H5Tget_class(ft) == H5T_STRING && H5Sget_simple_extent_npoints(sp) == 1) {
+        if (H5Tis_variable_str(ft) > 0) {
+            hid_t mt = vlen_str_type();
+            char *s = NULL;
+            if (H5Aread(a, mt, &s) >= 0 && s) {
+                prov_set(&r->prov, name, s);
+                H5free_memory(s);
+            }
+            H5Tclose(mt);
+        } else {
+            size_t n = H5Tget_size(ft);
+            char *s = kc_calloc(n + 1, 1);
+            hid_t mt = H5Tcopy(H5T_C_S1);
+            H5Tset_size(mt, n + 1);
+            if (H5Aread(a, mt, s) >= 0) prov_set(&r->prov, name, s);
+            H5Tclose(mt);
+            free(s);
+        }
+    }
+    H5Sclose(sp);
+    H5Tclose(ft);
+    H5Aclose(a);
+    return 0;
+}
+
+static int read_i32_2col(hid_t file, const char *path, const char *fname, int n, int32_t **out)
+{
+    hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
+    if (d < 0) return kc_fail("%s: missing %s", fname, path);
+    hid_t sp = H5Dget_space(d);
+    hsize_t dims[2] = {0, 0};
+    int rank = H5Sget_simple_extent_ndims(sp);
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    H5Sclose(sp);
+    if (rank != 2 || dims[0] != (hsize_t)n || dims[1] != 2) {
+        H5Dclose(d);
+        return kc_fail("%s: %s has shape other than (%d, 2)", fname, path, n);
+    }
+    int32_t *v = kc_malloc((size_t)n * 2 * sizeof *v);
+    if (H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0) {
+        free(v);
+        H5Dclose(d);
+        return kc_fail("%s: cannot read %s", fname, path);
+    }
+    H5Dclose(d);
+    *out = v;
+    return 0;
+}
+
+static int open_impl(cache_reader *r, const char *path, const char *format)
+{
+    memset(r, 0, sizeof *r);
+    r->file = -1;
+    h5_quiet();
+    if (!kc_exists(path)) return kc_fail("%s: no such file", path);
+    if (H5Fis_hdf5(path) <= 0) return kc_fail("%s: not an HDF5 file (or damaged)", path);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return kc_fail("%s: cannot open as HDF5 (damaged or truncated?)", path);
+    r->file = f;
+    r->path = kc_strdup(path);
+    H5Aiterate2(f, H5_INDEX_NAME, H5_ITER_INC, NULL, collect_attr, r);
+    const char *fmt = prov_get(&r->prov, "format");
+    if (!fmt || strncmp(fmt, "keycut-", 7) != 0)
+        return kc_fail("%s: not a keycut cache (no 'format' attribute)", path);
+    if (format && strcmp(fmt, format) != 0)
+        return kc_fail("%s: is a %s cache, expected a %s cache", path, fmt, format);
+    const char *ver = prov_get(&r->prov, "format_version");
+    if (!ver || strcmp(ver, CACHE_FORMAT_VERSION) != 0)
+        return kc_fail("%s: cache format version %s, this keycut reads version %s (rerun the stage that made it)",
+                       path, ver ? ver : "(none)", CACHE_FORMAT_VERSION);
+    /* index */
+    hid_t d = H5Dopen2(f, "/index/ids", H5P_DEFAULT);
+    if (d < 0) return kc_fail("%s: missing /index/ids", path);
+    hid_t sp = H5Dget_space(d);
+    hssize_t n = H5Sget_simple_extent_npoints(sp);
+    H5Sclose(sp);
+    if (n <= 0 || n > 100000000) {
+        H5Dclose(d);
+        return kc_fail("%s: /index/ids is empty", path);
+    }
+    char **ids = kc_calloc((size_t)n, sizeof *ids);
+    hid_t mt = vlen_str_type();
+    herr_t e = H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, ids);
+    H5Dclose(d);
+    H5Tclose(mt);
+    if (e < 0) {
+        free(ids);
+        return kc_fail("%s: cannot read /index/ids", path);
+    }
+    r->index.n = (int)n;
+    r->index.ids = kc_malloc((size_t)n * sizeof(char *));
+    for (hssize_t i = 0; i < n; i++) {
+        r->index.ids[i] = kc_strdup(ids[i] ? ids[i] : "");
+        H5free_memory(ids[i]);
+    }
+    free(ids);
+    KC_TRY(read_i32_2col(f, "/index/grid", path, (int)n, &r->index.grid));
+    KC_TRY(read_i32_2col(f, "/index/size", path, (int)n, &r->index.size));
+    for (int i = 0; i < (int)n; i++)
+        if (r->index.grid[2 * i] <= 0 || r->index.grid[2 * i + 1] <= 0 || r->index.size[2 * i] <= 0 ||
+            r->index.size[2 * i + 1] <= 0)
+            return kc_fail("%s: /index/grid or /index/size of %s is not positive", path, r->index.ids[i]);
+    return 0;
+}
+
+int cache_open(cache_reader *r, const char *path, const char *format)
+{
+    int rc;
+    HDF5_LOCK
+    {
+        rc = open_impl(r, path, format);
+        if (rc < 0) {
+            char msg[2048];
+            snprintf(msg, sizeof msg, "%s", kc_error());
+            close_impl(r);
+            kc_set_error(msg);
+        }
+    }
+    return rc;
+}
+
+const char *cache_attr(const cache_reader *r, const char *key) { return prov_get(&r->prov, key); }
+
+const char *cache_content_hash(const cache_reader *r) { return prov_get(&r->prov, "content_hash"); }
+
+int cache_has(const cache_reader *r, const char *dset)
+{
+    int rc = 0;
+    HDF5_LOCK
+    {
+        /* H5Lexists fails on a missing intermediate group: check each level */
+        char *p = kc_strdup(dset);
+        rc = 1;
+        for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
+            if (s) *s = 0;
+            if (H5Lexists((hid_t)r->file, p, H5P_DEFAULT) <= 0) {
+                rc = 0;
+                break;
+            }
+            if (!s) break;
+            *s = '/';
+        }
+        free(p);
+    }
+    return rc;
+}
+
+static int read_2d(const cache_reader *r, const char *dset, hid_t memtype, size_t elsize, void **data,
+                   int *rows, int *cols)
+{
+    hid_t d = H5Dopen2((hid_t)r->file, dset, H5P_DEFAULT);
+    if (d < 0) return kc_fail("%s: missing dataset %s", r->path, dset);
+    hid_t sp = H5Dget_space(d);
+    hsize_t dims[2] = {0, 0};
+    int rank = H5Sget_simple_extent_ndims(sp);
+    if (rank == 2) H5Sget_simple_extent_dims(sp, dims, NULL);
+    H5Sclose(sp);
+    if (rank != 2 || dims[0] == 0 || dims[1] == 0 || dims[0] * dims[1] > (1ull << 31)) {
+        H5Dclose(d);
+        return kc_fail("%s: dataset %s is not a non-empty 2-D array", r->path, dset);
+    }
+    void *buf = kc_malloc(dims[0] * dims[1] * elsize);
+    if (H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+        free(buf);
+        H5Dclose(d);
+        return kc_fail("%s: cannot read dataset %s (damaged file?)", r->path, dset);
+    }
+    H5Dclose(d);
+    *data = buf;
+    *rows = (int)dims[0];
+    *cols = (int)dims[1];
+    return 0;
+}
+
+int cache_read_f32(const cache_reader *r, const char *dset, float **data, int *rows, int *cols)
+{
+    int rc;
+    HDF5_LOCK
+    rc = read_2d(r, dset, H5T_NATIVE_FLOAT, sizeof(float), (void **)data, rows, cols);
+    if (rc < 0) return rc;
+    size_t n = (size_t)*rows * (size_t)*cols;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite((*data)[i])) {
+            free(*data);
+            *data = NULL;
+            return kc_fail("%s: dataset %s holds a non-finite value at row %zu", r->path, dset,
+                           i / (size_t)*cols);
+        }
+    return 0;
+}
+
+int cache_read_u8(const cache_reader *r, const char *dset, uint8_t **data, int *rows, int *cols)
+{
+    int rc;
+    HDF5_LOCK
+    rc = read_2d(r, dset, H5T_NATIVE_UINT8, 1, (void **)data, rows, cols);
+    return rc;
+}
+
+static int read_attr(const cache_reader *r, const char *dset, const char *name, hid_t memtype, void *vals,
+                     int max)
+{
+    hid_t d = H5Oopen((hid_t)r->file, dset, H5P_DEFAULT);
+    if (d < 0) return kc_fail("%s: missing dataset %s", r->path, dset);
+    hid_t a = H5Aopen(d, name, H5P_DEFAULT);
+    if (a < 0) {
+        H5Oclose(d);
+        return kc_fail("%s: dataset %s has no attribute %s", r->path, dset, name);
+    }
+    hid_t sp = H5Aget_space(a);
+    hssize_t n = H5Sget_simple_extent_npoints(sp);
+    H5Sclose(sp);
+    int rc = (int)n;
+    if (n < 1 || n > max) {
+        rc = kc_fail("%s: attribute %s of %s has %lld values (at most %d expected)", r->path, name, dset,
+                     (long long)n, max);
+    } else if (H5Aread(a, memtype, vals) < 0) {
+        rc = kc_fail("%s: cannot read attribute %s of %s", r->path, name, dset);
+    }
+    H5Aclose(a);
+    H5Oclose(d);
+    return rc;
+}
+
+int cache_read_attr_f32(const cache_reader *r, const char *dset, const char *name, float *vals, int max)
+{
+    int rc;
+    HDF5_LOCK
+    rc = read_attr(r, dset, name, H5T_NATIVE_FLOAT, vals, max);
+    return rc;
+}
+
+int cache_read_attr_i32(const cache_reader *r, const char *dset, const char *name, int32_t *val)
+{
+    int rc;
+    HDF5_LOCK
+    rc = read_attr(r, dset, name, H5T_NATIVE_INT32, val, 1);
+    return rc < 0 ? rc : 0;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+typedef struct name_list {
+    char **names;
+    int n;
+} name_list;
+
+static herr_t collect_name(hid_t g, const char *name, const H5L_info_t *info, void *op)
+{
+    (void)g;
+    (void)info;
+    name_list *l = op;
+    l->names = kc_realloc(l->names, (size_t)(l->n + 1) * sizeof *l->names);
+    l->names[l->n++] = kc_strdup(name);
+    return 0;
+}
+
+int cache_list(const cache_reader *r, const char *group, char ***names, int *n)
+{
+    int rc = 0;
+    name_list l = {NULL, 0};
+    HDF5_LOCK
+    {
+        hid_t g = H5Gopen2((hid_t)r->file, group, H5P_DEFAULT);
+        if (g < 0) {
+            rc = kc_fail("%s: missing group %s", r->path, group);
+        } else {
+            H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, collect_name, &l);
+            H5Gclose(g);
+        }
+    }
+    if (rc < 0) return rc;
+    qsort(l.names, (size_t)l.n, sizeof *l.names, cmp_str);
+    *names = l.names;
+    *n = l.n;
+    return 0;
+}
+
+static void close_impl(cache_reader *r)
+{
+    if (r->file > 0) H5Fclose((hid_t)r->file);
+    r->file = -1;
+    free(r->path);
+    r->path = NULL;
+    cache_index_free(&r->index);
+    prov_free(&r->prov);
+}
+
+void cache_close(cache_reader *r)
+{
+    HDF5_LOCK
+    {
+        if (r->file > 0) H5Fclose((hid_t)r->file);
+    }
+    r->file = -1;
+    free(r->path);
+    r->path = NULL;
+    cache_index_free(&r->index);
+    prov_free(&r->prov);
+}
+
+/* ---- writing -------------------------------------------------------------------------------- */
+
+struct cache_piece {
+    cache_writer *w;
+    int batch;
+    char *tmp, *final;
+    hid_t file;
+    int failed;
+};
+
+static char *piece_path(const cache_writer *w, int batch)
+{
+    return kc_strfmt("%s/piece-%06d.h5", w->partial, batch);
+}
+
+static hid_t create_file(const char *path)
+{
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    H5Pset_obj_track_times(fcpl, 0);
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    H5Pclose(fcpl);
+    return f;
+}
+
+static int fsync_path(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return kc_fail("%s: cannot reopen to sync (%s)", path, strerror(errno));
+    int rc = fsync(fd);
+    close(fd);
+    if (rc != 0) return kc_fail("%s: fsync failed (%s)", path, strerror(errno));
+    return 0;
+}
+
+int cache_writer_open(cache_writer *w, const char *path, const char *format, const char *fingerprint,
+                      int n_batches)
+{
+    memset(w, 0, sizeof *w);
+    h5_quiet();
+    w->path = kc_strdup(path);
+    w->partial = kc_strfmt("%s.partial", path);
+    w->format = kc_strdup(format);
+    snprintf(w->fingerprint, sizeof w->fingerprint, "%s", fingerprint);
+    w->n_batches = n_batches;
+    /* the output's folder must exist (created if needed) */
+    char *dir = kc_strdup(path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = 0;
+        if (kc_mkdirs(dir) < 0) {
+            free(dir);
+            return -1;
+        }
+    }
+    free(dir);
+    char *fp_path = kc_strfmt("%s/fingerprint", w->partial);
+    int rc = 0;
+    if (kc_exists(w->partial)) {
+        uint8_t *old = NULL;
+        size_t n = 0;
+        if (kc_read_file(fp_path, &old, &n) < 0 || n < 64 || memcmp(old, fingerprint, 64) != 0) {
+            rc = kc_fail("%s holds pieces of a different run (other inputs, options or code version); "
+                         "remove that folder to start over, or rerun the original command to finish it",
+                         w->partial);
+        }
+        free(old);
+        if (rc == 0) {
+            /* drop pieces that were being written when the last run died */
+            DIR *d = opendir(w->partial);
+            int have = 0;
+            struct dirent *e;
+            while (d && (e = readdir(d))) {
+                size_t l = strlen(e->d_name);
+                if (l > 4 && !strcmp(e->d_name + l - 4, ".tmp")) {
+                    char *p = kc_strfmt("%s/%s", w->partial, e->d_name);
+                    unlink(p);
+                    free(p);
+                } else if (!strncmp(e->d_name, "piece-", 6)) {
+                    have++;
+                }
+            }
+            if (d) closedir(d);
+            if (have) kc_info("resuming: %d of %d batches already done in %s", have, n_batches, w->partial);
+        }
+    } else {
+        if (kc_mkdirs(w->partial) < 0) rc = -1;
+        else rc = kc_write_file_atomic(fp_path, fingerprint, strlen(fingerprint));
+    }
+    free(fp_path);
+    return rc;
+}
+
+int cache_writer_have(const cache_writer *w, int batch)
+{
+    char *p = piece_path(w, batch);
+    int ex = kc_exists(p);
+    free(p);
+    return ex;
+}
+
+cache_piece *cache_piece_new(cache_writer *w, int batch)
+{
+    cache_piece *p = kc_calloc(1, sizeof *p);
+    p->w = w;
+    p->batch = batch;
+    p->final = piece_path(w, batch);
+    p->tmp = kc_strfmt("%s.tmp", p->final);
+    HDF5_LOCK
+    p->file = create_file(p->tmp);
+    if (p->file < 0) {
+        kc_fail("%s: cannot create (%s)", p->tmp, strerror(errno));
+        p->failed = 1;
+    }
+    return p;
+}
+
+int cache_piece_put_f32(cache_piece *p, const char *dset, const float *data, int rank, const int64_t *dims)
+{
+    if (p->failed) return -1;
+    int rc;
+    HDF5_LOCK
+    rc = write_dataset(p->file, dset, H5T_NATIVE_FLOAT, data, rank, dims);
+    if (rc < 0) p->failed = 1;
+    return rc;
+}
+
+int cache_piece_put_u8(cache_piece *p, const char *dset, const uint8_t *data, int rank, const int64_t *dims)
+{
+    if (p->failed) return -1;
+    int rc;
+    HDF5_LOCK
+    rc = write_dataset(p->file, dset, H5T_NATIVE_UINT8, data, rank, dims);
+    if (rc < 0) p->failed = 1;
+    return rc;
+}
+
+static int piece_attr(cache_piece *p, const char *dset, const char *name, hid_t type, const void *vals, int n)
+{
+    if (p->failed) return -1;
+    int rc = 0;
+    HDF5_LOCK
+    {
+        hid_t o = H5Oopen(p->file, dset, H5P_DEFAULT);
+        if (o < 0) {
+            rc = kc_fail("%s: no dataset %s to attach %s to", p->tmp, dset, name);
+        } else {
+            rc = write_attr(o, name, type, vals, n);
+            H5Oclose(o);
+        }
+    }
+    if (rc < 0) p->failed = 1;
+    return rc;
+}
+
+int cache_piece_attr_f32(cache_piece *p, const char *dset, const char *name, const float *vals, int n)
+{
+    return piece_attr(p, dset, name, H5T_NATIVE_FLOAT, vals, n);
+}
+
+int cache_piece_attr_i32(cache_piece *p, const char *dset, const char *name, int32_t val)
+{
+    return piece_attr(p, dset, name, H5T_NATIVE_INT32, &val, -1);
+}
+
+static void piece_free(cache_piece *p)
+{
+    free(p->tmp);
+    free(p->final);
+    free(p);
+}
+
+void cache_piece_abort(cache_piece *p)
+{
+    HDF5_LOCK
+    {
+        if (p->file >= 0) H5Fclose(p->file);
+    }
+    unlink(p->tmp);
+    piece_free(p);
+}
+
+int cache_piece_commit(cache_piece *p)
+{
+    int rc = p->failed ? -1 : 0;
+    HDF5_LOCK
+    {
+        if (p->file >= 0) {
+            if (rc == 0 && H5Fflush(p->file, H5F_SCOPE_GLOBAL) < 0) rc = kc_fail("%s: flush failed (disk full?)", p->tmp);
+            if (H5Fclose(p->file) < 0 && rc == 0) rc = kc_fail("%s: close failed (disk full?)", p->tmp);
+            p->file = -1;
+        }
+    }
+    if (rc == 0) rc = fsync_path(p->tmp);
+    if (rc == 0 && rename(p->tmp, p->final) != 0)
+        rc = kc_fail("%s: cannot rename into place (%s)", p->final, strerror(errno));
+    if (rc < 0) unlink(p->tmp);
+    piece_free(p);
+    return rc;
+}
+
+/* Merge ---------------------------------------------------------------------------------------- */
+
+typedef struct merge_ctx {
+    hid_t out;
+    const char *piece;
+    sha256_ctx *hash;
+    int rc;
+} merge_ctx;
+
+typedef struct attr_copy {
+    hid_t dst;
+    sha256_ctx *hash;
+    int rc;
+} attr_copy;
+
+static herr_t copy_one_attr(hid_t loc, const char *name, const H5A_info_t *info, void *op)
+{
+    (void)info;
+    attr_copy *ac = op;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
+    hssize_t n = H5Sget_simple_extent_npoints(sp);
+    int scalar = H5Sget_simple_extent_type(sp) == H5S_SCALAR;
+    H5T_class_t cls = H5Tget_class(ft);
+    hid_t mt = cls == H5T_FLOAT ? H5T_NATIVE_FLOAT : H5T_NATIVE_INT32;
+    if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || n < 1 || n > 1024) {
+        ac->rc = kc_fail("unsupported attribute %s in a piece", name);
+    } else {
+        int32_t buf[1024];
+        if (H5Aread(a, mt, buf) < 0 || write_attr(ac->dst, name, mt, buf, scalar ? -1 : (int)n) < 0) {
+            ac->rc = kc_fail("cannot copy attribute %s", name);
+        } else {
+            sha256_update(ac->hash, name, strlen(name) + 1);
+            sha256_update(ac->hash, buf, (size_t)n * 4);
+        }
+    }
+    H5Sclose(sp);
+    H5Tclose(ft);
+    H5Aclose(a);
+    return ac->rc < 0 ? -1 : 0;
+}
+
+static herr_t copy_object(hid_t src, const char *name, const H5O_info_t *info, void *op)
+{
+    merge_ctx *m = op;
+    if (info->type != H5O_TYPE_DATASET) return 0;
+    char *path = kc_strfmt("/%s", name);
+    hid_t d = H5Dopen2(src, name, H5P_DEFAULT);
+    hid_t ft = H5Dget_type(d), sp = H5Dget_space(d);
+    int rank = H5Sget_simple_extent_ndims(sp);
+    hsize_t dims[8];
+    int64_t dd[8];
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    size_t count = 1;
+    for (int i = 0; i < rank; i++) {
+        count *= dims[i];
+        dd[i] = (int64_t)dims[i];
+    }
+    hid_t mt = H5Tget_class(ft) == H5T_FLOAT ? H5T_NATIVE_FLOAT : H5T_NATIVE_UINT8;
+    size_t el = mt == H5T_NATIVE_FLOAT ? 4 : 1;
+    void *buf = kc_malloc(count * el);
+    int rc = 0;
+    if (H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+        rc = kc_fail("%s: cannot read %s", m->piece, path);
+    else if (write_dataset(m->out, path, mt, buf, rank, dd) < 0)
+        rc = -1;
+    if (rc == 0) {
+        sha256_update(m->hash, path, strlen(path) + 1);
+        sha256_update(m->hash, dd, (size_t)rank * sizeof(int64_t));
+        sha256_update(m->hash, buf, count * el);
+        hid_t od = H5Dopen2(m->out, path, H5P_DEFAULT);
+        attr_copy ac = {od, m->hash, 0};
+        hsize_t idx = 0;
+        H5Aiterate2(d, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_one_attr, &ac);
+        H5Dclose(od);
+        if (ac.rc < 0) rc = -1;
+    }
+    free(buf);
+    free(path);
+    H5Sclose(sp);
+    H5Tclose(ft);
+    H5Dclose(d);
+    if (rc < 0) m->rc = -1;
+    return rc < 0 ? -1 : 0;
+}
+
+static int finish_impl(cache_writer *w, const cache_index *ix, const cache_prov *prov)
+{
+    char *tmp = kc_strfmt("%s.tmp", w->path);
+    hid_t out = create_file(tmp);
+    if (out < 0) {
+        kc_fail("%s: cannot create (%s)", tmp, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    sha256_ctx hash;
+    sha256_init(&hash);
+    int rc = 0;
+    for (int b = 0; b < w->n_batches && rc == 0; b++) {
+        char *pp = piece_path(w, b);
+        hid_t pf = H5Fopen(pp, H5F_ACC_RDONLY, H5P_DEFAULT);
+        if (pf < 0) {
+            rc = kc_fail("%s: missing or damaged piece (remove it and rerun)", pp);
+        } else {
+            merge_ctx m = {out, pp, &hash, 0};
+            if (H5Ovisit(pf, H5_INDEX_NAME, H5_ITER_INC, copy_object, &m) < 0 || m.rc < 0) {
+                if (m.rc == 0) kc_fail("%s: cannot read piece", pp);
+                rc = -1;
+            }
+            H5Fclose(pf);
+        }
+        free(pp);
+    }
+    if (rc == 0) {
+        /* index */
+        hid_t st = vlen_str_type();
+        int64_t n1[1] = {ix->n}, n2[2] = {ix->n, 2};
+        rc = write_dataset(out, "/index/ids", st, ix->ids, 1, n1);
+        H5Tclose(st);
+        if (rc == 0) rc = write_dataset(out, "/index/grid", H5T_NATIVE_INT32, ix->grid, 2, n2);
+        if (rc == 0) rc = write_dataset(out, "/index/size", H5T_NATIVE_INT32, ix->size, 2, n2);
+        for (int i = 0; i < ix->n; i++) sha256_update(&hash, ix->ids[i], strlen(ix->ids[i]) + 1);
+        sha256_update(&hash, ix->grid, (size_t)ix->n * 8);
+        sha256_update(&hash, ix->size, (size_t)ix->n * 8);
+    }
+    if (rc == 0) {
+        char content[65], created[32];
+        sha256_hex(&hash, content);
+        kc_utc_now(created);
+        hid_t root = H5Gopen2(out, "/", H5P_DEFAULT);
+        rc = write_str_attr(root, "format", w->format);
+        if (rc == 0) rc = write_str_attr(root, "format_version", CACHE_FORMAT_VERSION);
+        if (rc == 0) rc = write_str_attr(root, "code_version", KC_VERSION);
+        for (int i = 0; i < prov->n && rc == 0; i++) {
+            const char *k = prov->key[i];
+            if (!strcmp(k, "format") || !strcmp(k, "format_version") || !strcmp(k, "code_version") ||
+                !strcmp(k, "created") || !strcmp(k, "content_hash"))
+                continue;
+            rc = write_str_attr(root, k, prov->value[i]);
+        }
+        if (rc == 0) rc = write_str_attr(root, "content_hash", content);
+        if (rc == 0) rc = write_str_attr(root, "created", created);
+        H5Gclose(root);
+    }
+    if (H5Fclose(out) < 0 && rc == 0) rc = kc_fail("%s: close failed (disk full?)", tmp);
+    if (rc == 0) rc = fsync_path(tmp);
+    if (rc == 0 && rename(tmp, w->path) != 0) rc = kc_fail("%s: cannot rename into place (%s)", w->path, strerror(errno));
+    if (rc < 0) {
+        char msg[2048];
+        snprintf(msg, sizeof msg, "%s", kc_error());
+        unlink(tmp);
+        kc_set_error(msg);
+    }
+    free(tmp);
+    return rc;
+}
+
+static void remove_partial(const cache_writer *w)
+{
+    DIR *d = opendir(w->partial);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char *p = kc_strfmt("%s/%s", w->partial, e->d_name);
+        unlink(p);
+        free(p);
+    }
+    if (d) closedir(d);
+    rmdir(w->partial);
+}
+
+int cache_writer_finish(cache_writer *w, const cache_index *ix, const cache_prov *prov)
+{
+    int rc;
+    HDF5_LOCK
+    rc = finish_impl(w, ix, prov);
+    if (rc == 0) {
+        /* make the rename durable before dropping the pieces */
+        char *dir = kc_strdup(w->path);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = 0;
+        else strcpy(dir, ".");
+        int fd = open(dir, O_RDONLY);
+        if (fd >= 0) {
+            fsync(fd);
+            close(fd);
+        }
+        free(dir);
+        remove_partial(w);
+    }
+    return rc;
+}
+
+void cache_writer_free(cache_writer *w)
+{
+    free(w->path);
+    free(w->partial);
+    free(w->format);
+    memset(w, 0, sizeof *w);
+}
