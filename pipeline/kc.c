@@ -2,6 +2,7 @@
 #include "pipeline/kc.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -248,3 +249,23 @@ void kc_set_cmdline(int argc, char **argv)
 }
 
 const char *kc_cmdline(void) { return cmdline_buf ? cmdline_buf : ""; }
+
+static char interrupt_msg[1024];
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    ssize_t w = write(2, interrupt_msg, strlen(interrupt_msg));
+    (void)w;
+    _exit(130);
+}
+
+void kc_on_interrupt(const char *hint)
+{
+    snprintf(interrupt_msg, sizeof interrupt_msg, "\n%s: interrupted; %s\n", prog_name, hint);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}

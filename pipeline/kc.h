@@ -65,4 +65,9 @@ const char *kc_cmdline(void);
         if ((expr) < 0) return -1;                                           \
     } while (0)
 
+
+
+/* Installs SIGINT/SIGTERM handlers that print "prog: interrupted; <hint>" and exit with status
+ * 130 (finished pieces stay on disk; the hint says how to resume). */
+void kc_on_interrupt(const char *hint);
 #endif

@@ -1,0 +1,292 @@
+/* stages/kc-extract.c — images -> keys.h5 (ViT attention keys and/or output tokens, or the
+ * no-learning colour features).  See DESIGN.md "Stages", "The model", "The cache". */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datasets/dataset.h"
+#include "pipeline/cache.h"
+#include "pipeline/image.h"
+#include "pipeline/kc.h"
+#include "pipeline/progress.h"
+#include "pipeline/resize.h"
+#include "pipeline/sha256.h"
+#include "pipeline/vit.h"
+#include "pipeline/weights.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: kc-extract --weights FILE [--checkpoint-key K] [--model vit|color] [--drop-cls]\n"
+            "                  [--heads H] [--ln-eps E] --dataset SPEC [--policy square480|short480|native16]\n"
+            "                  [--features keys|tokens|keys,tokens] [--posembed dino|hf] [--batch N]\n"
+            "                  [--patch P] --out keys.h5\n"
+            "\n"
+            "Runs a ViT teacher (or the no-learning colour extractor) over a dataset and stores, per\n"
+            "image, the last block's attention keys and/or its output tokens, without the class token.\n"
+            "\n"
+            "  --weights FILE        .pth (state dict or training checkpoint) or .safetensors\n"
+            "  --checkpoint-key K    state dict inside a checkpoint (default: first of teacher, student,\n"
+            "                        model, state_dict holding tensors)\n"
+            "  --model vit|color     vit (default with --weights) or color (no weights; patch 16)\n"
+            "  --drop-cls            run DINO weights as the converted network (no class token, no final norm)\n"
+            "  --heads H             attention heads (default: config.json beside the weights, else dim/64)\n"
+            "  --ln-eps E            LayerNorm eps (default 1e-6 DINO/timm names, config.json/1e-12 HF names)\n"
+            "  --dataset SPEC        voc:ROOT:SPLIT | davis:ROOT:SPLIT | dir:DIR | list:FILE\n"
+            "  --policy P            square480 (default for voc/dir/list), short480 (default for davis),\n"
+            "                        native16\n"
+            "  --features F          keys (default), tokens, or keys,tokens\n"
+            "  --posembed dino|hf    position-embedding resampling rule (default dino)\n"
+            "  --batch N             images per crash-safe piece (default 8)\n"
+            "  --patch P             patch size of the colour extractor (default 16)\n"
+            "  --out FILE            the cache to write (atomically; an interrupted run resumes)\n"
+            "\n"
+            "example:\n"
+            "  kc-extract --weights dino_deitsmall16_pretrain.pth --dataset voc:/data/VOC2012:val \\\n"
+            "             --policy square480 --out cache/dino/voc12-val/keys.h5\n");
+}
+
+int main(int argc, char **argv)
+{
+    kc_set_prog("kc-extract");
+    kc_set_cmdline(argc, argv);
+    const char *weights = NULL, *ckey = NULL, *model_name = NULL, *spec = NULL, *policy_s = NULL,
+               *features = "keys", *posembed = "dino", *out = NULL;
+    int drop_cls = 0, heads = 0, batch = 8, patch_color = 16;
+    double ln_eps = 0;
+    static struct option opts[] = {{"weights", 1, 0, 'w'},  {"checkpoint-key", 1, 0, 'k'}, {"model", 1, 0, 'm'},
+                                   {"drop-cls", 0, 0, 'd'}, {"heads", 1, 0, 'H'},          {"ln-eps", 1, 0, 'e'},
+                                   {"dataset", 1, 0, 's'},  {"policy", 1, 0, 'p'},         {"features", 1, 0, 'f'},
+                                   {"posembed", 1, 0, 'P'}, {"out", 1, 0, 'o'},            {"batch", 1, 0, 'b'},
+                                   {"patch", 1, 0, 'x'},    {"help", 0, 0, 'h'},           {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'w': weights = optarg; break;
+        case 'k': ckey = optarg; break;
+        case 'm': model_name = optarg; break;
+        case 'd': drop_cls = 1; break;
+        case 'H': heads = atoi(optarg); break;
+        case 'e': ln_eps = atof(optarg); break;
+        case 's': spec = optarg; break;
+        case 'p': policy_s = optarg; break;
+        case 'f': features = optarg; break;
+        case 'P': posembed = optarg; break;
+        case 'o': out = optarg; break;
+        case 'b': batch = atoi(optarg); break;
+        case 'x': patch_color = atoi(optarg); break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) kc_die_msg("unexpected argument '%s' (see --help)", argv[optind]);
+    if (!model_name) model_name = weights ? "vit" : "color";
+    int use_vit = !strcmp(model_name, "vit");
+    if (!use_vit && strcmp(model_name, "color")) kc_die_msg("--model: unknown model '%s' (vit or color)", model_name);
+    if (use_vit && !weights) kc_die_msg("--model vit needs --weights FILE (or use --model color)");
+    if (!use_vit && weights) kc_die_msg("--model color takes no --weights");
+    if (!spec) kc_die_msg("--dataset is required (see --help)");
+    if (!out) kc_die_msg("--out is required (see --help)");
+    if (batch < 1 || batch > 4096) kc_die_msg("--batch: %d is out of range 1..4096", batch);
+    if (heads < 0) kc_die_msg("--heads: must be positive");
+    if (patch_color < 2 || patch_color > 64) kc_die_msg("--patch: %d is out of range 2..64", patch_color);
+    int want_keys = 0, want_tokens = 0;
+    if (!strcmp(features, "keys")) want_keys = 1;
+    else if (!strcmp(features, "tokens")) want_tokens = 1;
+    else if (!strcmp(features, "keys,tokens") || !strcmp(features, "tokens,keys")) want_keys = want_tokens = 1;
+    else kc_die_msg("--features: unknown '%s' (keys, tokens or keys,tokens)", features);
+    if (strcmp(posembed, "dino") && strcmp(posembed, "hf")) kc_die_msg("--posembed: unknown '%s' (dino or hf)", posembed);
+
+    kc_dataset ds;
+    if (dataset_open(&ds, spec) < 0) kc_die();
+    kc_policy policy;
+    if (policy_s) {
+        if (policy_parse(policy_s, &policy) < 0) kc_die();
+    } else {
+        policy = !strcmp(ds.kind, "davis") ? POLICY_SHORT480 : POLICY_SQUARE480;
+    }
+
+    kc_weights w;
+    memset(&w, 0, sizeof w);
+    vit_model *model = NULL;
+    int patch = patch_color, dim = COLOR_DIM;
+    if (use_vit) {
+        if (weights_load(&w, weights, ckey) < 0) kc_die();
+        vit_opts vo = VIT_OPTS_DEFAULT;
+        vo.heads = heads;
+        vo.ln_eps = ln_eps;
+        vo.drop_cls = drop_cls;
+        vo.posembed_hf = !strcmp(posembed, "hf");
+        if (vit_init(&model, &w, &vo) < 0) kc_die();
+        patch = vit_patch(model);
+        dim = vit_dim(model);
+        kc_info("%s: %s, %s", weights, vit_describe(model), vit_forward_kind(model));
+    } else if (drop_cls || heads || ln_eps != 0 || ckey) {
+        kc_die_msg("--drop-cls, --heads, --ln-eps and --checkpoint-key apply to --model vit only");
+    }
+
+    /* index from the image headers: the grid each image will have */
+    cache_index ix = {0};
+    ix.n = ds.n;
+    ix.ids = ds.ids;
+    ix.grid = kc_malloc((size_t)ds.n * 2 * sizeof(int32_t));
+    ix.size = kc_malloc((size_t)ds.n * 2 * sizeof(int32_t));
+    for (int i = 0; i < ds.n; i++) {
+        int iw, ih, ow, oh;
+        if (image_size(ds.paths[i], &iw, &ih) < 0) kc_die();
+        policy_size(policy, iw, ih, &ow, &oh);
+        if (policy == POLICY_NATIVE16 && (iw < patch || ih < patch))
+            kc_die_msg("%s: image of %dx%d is smaller than one %d-pixel patch", ds.paths[i], iw, ih, patch);
+        ix.grid[2 * i] = (oh + patch - 1) / patch;
+        ix.grid[2 * i + 1] = (ow + patch - 1) / patch;
+        ix.size[2 * i] = ih;
+        ix.size[2 * i + 1] = iw;
+    }
+
+    /* fingerprint: everything that determines the output */
+    char batch_s[16], heads_s[16], eps_s[32], patch_s[16];
+    snprintf(batch_s, sizeof batch_s, "%d", batch);
+    snprintf(heads_s, sizeof heads_s, "%d", heads);
+    snprintf(eps_s, sizeof eps_s, "%.17g", ln_eps);
+    snprintf(patch_s, sizeof patch_s, "%d", patch);
+    sha256_ctx idh;
+    sha256_init(&idh);
+    for (int i = 0; i < ds.n; i++) {
+        sha256_update(&idh, ds.ids[i], strlen(ds.ids[i]) + 1);
+        sha256_update(&idh, ds.paths[i], strlen(ds.paths[i]) + 1);
+    }
+    char ids_hash[65];
+    sha256_hex(&idh, ids_hash);
+    const char *parts[] = {"kc-extract", KC_VERSION, model_name, use_vit ? w.sha256 : "-", ckey ? ckey : "-",
+                           drop_cls ? "drop-cls" : "-", heads_s, eps_s, policy_name(policy), features, posembed,
+                           batch_s, patch_s, ids_hash};
+    char fp[65];
+    cache_fingerprint(fp, (int)(sizeof parts / sizeof *parts), parts);
+
+    int n_batches = (ds.n + batch - 1) / batch;
+    cache_writer cw;
+    if (cache_writer_open(&cw, out, CACHE_FORMAT_FEATURES, fp, n_batches) < 0) kc_die();
+    char *hint = kc_strfmt("finished batches are kept in %s; rerun the same command to resume", cw.partial);
+    kc_on_interrupt(hint);
+
+    progress pr;
+    progress_init(&pr, "extract", ds.n, "images");
+    vit_state *state = NULL;
+    int state_gh = 0, state_gw = 0;
+    float **chw = kc_calloc((size_t)batch, sizeof *chw);
+    int *bh = kc_calloc((size_t)batch, sizeof *bh), *bw = kc_calloc((size_t)batch, sizeof *bw);
+    for (int b = 0; b < n_batches; b++) {
+        int first = b * batch, count = ds.n - first < batch ? ds.n - first : batch;
+        if (cache_writer_have(&cw, b)) {
+            progress_skip(&pr, count);
+            continue;
+        }
+        /* decode and preprocess the batch in parallel */
+        char errmsg[2048] = "";
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int k = 0; k < count; k++) {
+            kc_image im = {0, 0, NULL};
+            int i = first + k;
+            chw[k] = NULL;
+            if (image_load_rgb(ds.paths[i], &im) < 0 || policy_prepare(&im, policy, patch, &chw[k], &bh[k], &bw[k]) < 0) {
+#pragma omp critical(kc_extract_err)
+                if (!errmsg[0]) snprintf(errmsg, sizeof errmsg, "%s", kc_error());
+                chw[k] = NULL;
+            }
+            if (im.rgb) image_free(&im);
+        }
+        if (errmsg[0]) {
+            kc_set_error(errmsg);
+            kc_die();
+        }
+        cache_piece *piece = cache_piece_new(&cw, b);
+        for (int k = 0; k < count; k++) {
+            int i = first + k;
+            int gh = bh[k] / patch, gw = bw[k] / patch;
+            if (gh != ix.grid[2 * i] || gw != ix.grid[2 * i + 1])
+                kc_die_msg("%s: decoded size differs from its header (grid %dx%d, expected %dx%d)", ds.paths[i], gh,
+                           gw, ix.grid[2 * i], ix.grid[2 * i + 1]);
+            size_t n_tok = (size_t)gh * gw;
+            float *keys = want_keys ? kc_malloc(n_tok * (size_t)dim * sizeof(float)) : NULL;
+            float *tokens = want_tokens ? kc_malloc(n_tok * (size_t)dim * sizeof(float)) : NULL;
+            if (use_vit) {
+                if (!state || gh != state_gh || gw != state_gw) {
+                    if (state) vit_state_free(state);
+                    if (vit_state_new(&state, model, gh, gw) < 0) kc_die();
+                    state_gh = gh;
+                    state_gw = gw;
+                }
+                if (vit_forward(model, state, chw[k], gh, gw, keys, tokens) < 0) {
+                    kc_fail_prefix("%s", ds.paths[i]);
+                    kc_die();
+                }
+            } else {
+                float *f = keys ? keys : tokens;
+                if (color_features(chw[k], gh, gw, patch, f) < 0) kc_die();
+                if (keys && tokens) memcpy(tokens, keys, n_tok * (size_t)dim * sizeof(float));
+            }
+            int64_t dims[2] = {(int64_t)n_tok, dim};
+            char *name;
+            if (keys) {
+                name = kc_strfmt("/features/keys/%s", ds.ids[i]);
+                if (cache_piece_put_f32(piece, name, keys, 2, dims) < 0) kc_die();
+                free(name);
+            }
+            if (tokens) {
+                name = kc_strfmt("/features/tokens/%s", ds.ids[i]);
+                if (cache_piece_put_f32(piece, name, tokens, 2, dims) < 0) kc_die();
+                free(name);
+            }
+            free(keys);
+            free(tokens);
+            free(chw[k]);
+            chw[k] = NULL;
+            progress_add(&pr, 1);
+        }
+        if (cache_piece_commit(piece) < 0) kc_die();
+    }
+    if (state) vit_state_free(state);
+
+    cache_prov prov = {0};
+    prov_set(&prov, "command", kc_cmdline());
+    prov_set(&prov, "model", model_name);
+    if (use_vit) {
+        prov_set(&prov, "weights", weights);
+        prov_set(&prov, "weights_sha256", w.sha256);
+        prov_set(&prov, "weights_format", w.format);
+        prov_set(&prov, "checkpoint_key", ckey ? ckey : "(automatic)");
+        prov_set(&prov, "arch", vit_describe(model));
+        prov_set(&prov, "forward", vit_forward_kind(model));
+        prov_setf(&prov, "ln_eps", "%.9g", vit_ln_eps(model));
+        prov_set(&prov, "posembed", posembed);
+    } else {
+        prov_setf(&prov, "arch", "color dim=%d patch=%d", COLOR_DIM, patch);
+        prov_set(&prov, "forward", "color statistics (no learning)");
+        prov_set(&prov, "weights_sha256", "-");
+        prov_set(&prov, "posembed", "-");
+        prov_set(&prov, "ln_eps", "-");
+    }
+    prov_set(&prov, "feature_kinds", want_keys && want_tokens ? "keys,tokens" : want_keys ? "keys" : "tokens");
+    prov_set(&prov, "policy", policy_name(policy));
+    prov_set(&prov, "normalisation", policy_describe(policy));
+    prov_setf(&prov, "patch", "%d", patch);
+    prov_setf(&prov, "dim", "%d", dim);
+    prov_set(&prov, "dataset", spec);
+    prov_set(&prov, "dataset_kind", ds.kind);
+    if (cache_writer_finish(&cw, &ix, &prov) < 0) kc_die();
+    progress_end(&pr);
+    kc_info("wrote %s (%d images, %s)", out, ds.n, prov_get(&prov, "feature_kinds"));
+    prov_free(&prov);
+    cache_writer_free(&cw);
+    free(ix.grid);
+    free(ix.size);
+    free(chw);
+    free(bh);
+    free(bw);
+    free(hint);
+    if (model) vit_free(model);
+    if (use_vit) weights_free(&w);
+    dataset_free(&ds);
+    return 0;
+}
