@@ -9,7 +9,7 @@ MAKEFLAGS += --no-builtin-rules
 # ---- configuration ---------------------------------------------------------------------------
 BUILD   ?= build
 ifeq ($(SANITIZE),1)
-BUILD   := $(BUILD)-san
+override BUILD := $(BUILD)-san
 endif
 CC      ?= cc
 ifeq ($(origin CC),default)
@@ -81,7 +81,7 @@ $(BUILD)/obj:
 # ---- tests -----------------------------------------------------------------------------------
 test: deps
 	@$(MAKE) --no-print-directory all
-	@BUILD=$(BUILD) tests/run.sh
+	@BUILD=$(BUILD) KC_SANITIZE=$(SANITIZE) tests/run.sh
 
 check-full: deps deps-ref
 	@$(MAKE) --no-print-directory all
@@ -95,3 +95,4 @@ clean:
 	rm -rf $(BUILD)
 
 -include pipeline.mk
+-include fuzz.mk

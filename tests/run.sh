@@ -42,7 +42,7 @@ for t in tests/test_*.sh; do
   [ -f "$t" ] || continue
   name=$(basename "$t" .sh)
   [ -n "$only" ] && [[ $name != *$only* ]] && continue
-  run_one "$name" bash "$t"
+  run_one "$name.sh" bash "$t"
 done
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# configs/net-args.sh NETS_INI NAME [--weights-path]
+# Prints the kc-extract options of network NAME from NETS_INI (or only its weights path).
+# The network name "weights" means the file in $WEIGHTS (the demo's WEIGHTS=path.pth).
+set -eu -o pipefail
+ini=$1 name=$2 what=${3:-}
+get() {
+  awk -v sec="$name" -v key="$1" '
+    /^[ \t]*[#;]/ { next }
+    /^[ \t]*\[/ { s = $0; gsub(/^[ \t]*\[|\][ \t]*$/, "", s); in_sec = (s == sec); if (in_sec) found = 1; next }
+    in_sec { line = $0; i = index(line, "="); if (!i) next
+             k = substr(line, 1, i - 1); v = substr(line, i + 1)
+             gsub(/^[ \t]+|[ \t]+$/, "", k); gsub(/^[ \t]+|[ \t]+$/, "", v)
+             if (k == key) print v }
+    END { if (!found) exit 3 }' "$ini"
+}
+if [ "$name" = weights ]; then
+  [ -n "${WEIGHTS:-}" ] || { echo "net-args: network 'weights' needs WEIGHTS=path" >&2; exit 1; }
+  if [ "$what" = --weights-path ]; then echo "$WEIGHTS"; else echo "--weights $WEIGHTS"; fi
+  exit 0
+fi
+model=$(get model) || { echo "net-args: $ini has no section [$name] (NETS names must be sections of it)" >&2; exit 1; }
+weights=$(get weights)
+if [ "$what" = --weights-path ]; then echo "$weights"; exit 0; fi
+if [ "${model:-vit}" = color ]; then echo "--model color"; exit 0; fi
+[ -n "$weights" ] || { echo "net-args: [$name] in $ini has no weights" >&2; exit 1; }
+args="--weights $weights"
+key=$(get checkpoint_key); [ -n "$key" ] && args="$args --checkpoint-key $key"
+opts=$(get options); [ -n "$opts" ] && args="$args $opts"
+echo "$args"

@@ -1,0 +1,145 @@
+# pipeline.mk — the thesis pipeline as make rules (included by the Makefile).
+#
+#   make sweep  NETS="dino selfpatch" VOC=/data/VOCdevkit/VOC2012      144 settings, selection split
+#   make report NETS="dino selfpatch" VOC=... SETTING=t0.15-bin-mean-corners-n3 [DAVIS=/data/DAVIS]
+#   make davis  NETS="dino selfpatch" DAVIS=/data/DAVIS                 J&F of label propagation
+#   make tables                                                          the tables of what exists
+#   make demo   [WEIGHTS=path.pth]                                       everything on built-in data
+#
+# Products (OUT=work by default):
+#   datasets/splits/select$(SELECT_COUNT).txt (+ .sha256)    the selection split, from VOC's train list
+#   $(OUT)/cache/<net>/voc12-select/{keys,centered,masks}.h5   features and the 144-setting masks
+#   $(OUT)/cache/<net>/voc12-val/{keys,centered}.h5, masks-<setting>.h5
+#   $(OUT)/cache/<net>/davis17-val/tokens.h5
+#   $(OUT)/scores/<net>/select/, $(OUT)/scores/<net>/val-<setting>/   score CSVs
+#   $(OUT)/results/<net>/davis17-val/                           palette PNGs and J&F CSV/JSON
+#   $(TABLES)/sweep.{csv,md,tex}, $(TABLES)/report.{csv,md,tex}, report-macros.tex
+# Every product depends on its program, its inputs and its config: editing configs/sweep.ini
+# recomputes masks, scores and tables only; editing one network's section of configs/nets.ini
+# recomputes that network only.  Each stage writes atomically, so a failed or killed step leaves
+# no half-written product, and a rerun resumes from the stage's .partial folder.
+
+NETS         ?= color
+VOC          ?=
+DAVIS        ?=
+DAVIS_SPLIT  ?= val
+SETTING      ?= t0.15-bin-mean-corners-n3
+GRID         ?= configs/sweep.ini
+NETS_INI     ?= configs/nets.ini
+OUT          ?= work
+TABLES       ?= tables
+SPLITS       ?= datasets/splits
+SELECT_COUNT ?= 1000
+LEDGER       ?= ledger.tsv
+VAL_SPLIT    ?= val
+KIND         ?= keys
+DAVIS_KIND   ?= tokens
+WEIGHTS      ?=
+
+SELECT_LIST  := $(SPLITS)/select$(SELECT_COUNT).txt
+NET_ARGS      = $(shell configs/net-args.sh $(NETS_INI) $(1))
+NET_WEIGHTS   = $(shell configs/net-args.sh $(NETS_INI) $(1) --weights-path)
+
+.PHONY: sweep report davis tables demo pipeline-check FORCE
+.SECONDEXPANSION:
+
+pipeline-check:
+	@[ -n "$(VOC)" ] || { echo "set VOC=/path/to/VOCdevkit/VOC2012 (see README)" >&2; exit 2; }
+	@for n in $(NETS); do configs/net-args.sh $(NETS_INI) $$n >/dev/null; done
+	@echo "pipeline: NETS=\"$(NETS)\" VOC=$(VOC) OUT=$(OUT); a ViT-S/16 extracts about 4 images/s on 2 cores,"
+	@echo "pipeline: decoding the 144-setting grid takes about 0.5 s per image; 'make -n $(MAKECMDGOALS)' lists the steps"
+
+# ---- per-network options, rewritten only when they change (so make sees edits of one network) ----
+$(OUT)/nets/%.args: FORCE
+	@mkdir -p $(dir $@)
+	@tmp=$@.tmp; configs/net-args.sh $(NETS_INI) $* > $$tmp; \
+	  if cmp -s $$tmp $@; then rm -f $$tmp; else mv $$tmp $@; fi
+
+# ---- the selection split -------------------------------------------------------------------
+$(SELECT_LIST): $(VOC)/ImageSets/Segmentation/train.txt $(BUILD)/kc-score
+	$(BUILD)/kc-score --make-selection $< --count $(SELECT_COUNT) --out $(SPLITS)
+
+# ---- features ------------------------------------------------------------------------------
+$(OUT)/cache/%/voc12-select/keys.h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(SELECT_LIST) $$(call NET_WEIGHTS,$$*)
+	$(BUILD)/kc-extract $$(cat $(OUT)/nets/$*.args) --dataset voc:$(VOC):$(SELECT_LIST) --out $@
+
+$(OUT)/cache/%/voc12-val/keys.h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt $$(call NET_WEIGHTS,$$*)
+	$(BUILD)/kc-extract $$(cat $(OUT)/nets/$*.args) --dataset voc:$(VOC):$(VAL_SPLIT) --out $@
+
+$(OUT)/cache/%/davis17-val/tokens.h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(DAVIS)/ImageSets/2017/$(DAVIS_SPLIT).txt $$(call NET_WEIGHTS,$$*)
+	$(BUILD)/kc-extract $$(cat $(OUT)/nets/$*.args) --dataset davis:$(DAVIS):$(DAVIS_SPLIT) --features $(DAVIS_KIND) --out $@
+
+$(OUT)/cache/%/centered.h5: $(OUT)/cache/%/keys.h5 $(BUILD)/kc-center
+	$(BUILD)/kc-center $< $@
+
+# ---- decoding ------------------------------------------------------------------------------
+$(OUT)/cache/%/voc12-select/masks.h5: $(OUT)/cache/%/voc12-select/centered.h5 $(GRID) $(BUILD)/kc-decode
+	$(BUILD)/kc-decode --features $< --kind $(KIND) --grid $(GRID) --out $@
+
+$(OUT)/cache/%/voc12-val/masks-$(SETTING).h5: $(OUT)/cache/%/voc12-val/centered.h5 $(BUILD)/kc-decode
+	$(BUILD)/kc-decode --features $< --kind $(KIND) --setting $(SETTING) --out $@
+
+# ---- scores --------------------------------------------------------------------------------
+$(OUT)/scores/%/select/summary.csv: $(OUT)/cache/%/voc12-select/masks.h5 $(BUILD)/kc-score
+	$(BUILD)/kc-score --masks $< --voc $(VOC) --split $(SELECT_LIST) --out $(@D) --network $* --ledger $(LEDGER)
+
+$(OUT)/scores/%/val-$(SETTING)/summary.csv: $(OUT)/cache/%/voc12-val/masks-$(SETTING).h5 $(BUILD)/kc-score
+	$(BUILD)/kc-score --masks $< --voc $(VOC) --split $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt --out $(@D) --network $* --ledger $(LEDGER)
+
+# ---- DAVIS ---------------------------------------------------------------------------------
+$(OUT)/results/%/davis17-val/propagate.json: $(OUT)/cache/%/davis17-val/tokens.h5 $(BUILD)/kc-propagate
+	$(BUILD)/kc-propagate --features $< --davis $(DAVIS) --split $(DAVIS_SPLIT) --kind $(DAVIS_KIND) --out $(@D)
+
+$(OUT)/results/%/davis17-val/global_results-$(DAVIS_SPLIT).csv: $(OUT)/results/%/davis17-val/propagate.json $(BUILD)/kc-davis
+	$(BUILD)/kc-davis --results $(@D) --davis $(DAVIS) --split $(DAVIS_SPLIT) --force
+
+# ---- tables --------------------------------------------------------------------------------
+SELECT_SCORES = $(foreach n,$(NETS),$(OUT)/scores/$(n)/select/summary.csv)
+VAL_SCORES    = $(foreach n,$(NETS),$(OUT)/scores/$(n)/val-$(SETTING)/summary.csv)
+DAVIS_SCORES  = $(if $(DAVIS),$(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv))
+DAVIS_OPTS    = $(if $(DAVIS),$(foreach n,$(NETS),--davis $(n)=$(OUT)/results/$(n)/davis17-val))
+
+$(TABLES)/sweep.csv: $(SELECT_SCORES) $(BUILD)/kc-table
+	$(BUILD)/kc-table $(dir $(SELECT_SCORES)) --out $(TABLES) --name sweep --only sweep --ledger $(LEDGER)
+
+$(TABLES)/report.csv: $(VAL_SCORES) $(DAVIS_SCORES) $(BUILD)/kc-table
+	$(BUILD)/kc-table $(dir $(VAL_SCORES)) --out $(TABLES) --name report --only report --setting $(SETTING) $(DAVIS_OPTS) --ledger $(LEDGER)
+
+sweep: pipeline-check all
+	@$(MAKE) --no-print-directory $(TABLES)/sweep.csv
+	@cat $(TABLES)/sweep.md
+
+report: pipeline-check all
+	@$(MAKE) --no-print-directory $(TABLES)/report.csv
+	@cat $(TABLES)/report.md
+
+davis: all
+	@[ -n "$(DAVIS)" ] || { echo "set DAVIS=/path/to/DAVIS (see README)" >&2; exit 2; }
+	@$(MAKE) --no-print-directory $(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv)
+	@for n in $(NETS); do echo "$$n: $$(tail -n 1 $(OUT)/results/$$n/davis17-val/global_results-$(DAVIS_SPLIT).csv)"; done
+
+tables:
+	@ls $(TABLES)/*.md 2>/dev/null || { echo "no tables yet: run make sweep / make report first" >&2; exit 1; }
+	@$(MAKE) --no-print-directory $(if $(wildcard $(TABLES)/sweep.csv),$(TABLES)/sweep.csv) $(if $(wildcard $(TABLES)/report.csv),$(TABLES)/report.csv)
+
+# ---- the demo: generated scenes and video, the whole pipeline, tables/demo.* and overlays ----
+DEMO_DIR  ?= demo
+DEMO_NETS := $(if $(WEIGHTS),weights,color)
+DEMO_ARGS := NETS=$(DEMO_NETS) VOC=$(DEMO_DIR)/data/voc DAVIS=$(DEMO_DIR)/data/davis OUT=$(DEMO_DIR) \
+             SPLITS=$(DEMO_DIR)/splits LEDGER=$(DEMO_DIR)/ledger.tsv TABLES=$(DEMO_DIR)/tables SELECT_COUNT=16
+
+$(DEMO_DIR)/data/voc/ImageSets/Segmentation/train.txt: $(BUILD)/kc-demo-data
+	rm -rf $(DEMO_DIR)/data
+	$(BUILD)/kc-demo-data --out $(DEMO_DIR)/data
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(DEMO_DIR)/data/voc/ImageSets/Segmentation/train.txt
+	@$(MAKE) --no-print-directory $(DEMO_ARGS) $(DEMO_DIR)/tables/sweep.csv $(DEMO_DIR)/tables/report.csv
+	@mkdir -p tables
+	@for e in csv md tex; do cp $(DEMO_DIR)/tables/report.$$e tables/demo.$$e; cp $(DEMO_DIR)/tables/sweep.$$e tables/demo-sweep.$$e; done
+	@cp $(DEMO_DIR)/tables/report-macros.tex tables/demo-macros.tex
+	$(BUILD)/kc-show --masks $(DEMO_DIR)/cache/$(DEMO_NETS)/voc12-val/masks-$(SETTING).h5 --setting $(SETTING) \
+	    --images voc:$(DEMO_DIR)/data/voc:val --first 4 --out $(DEMO_DIR)/shows
+	@echo; echo "demo: tables/demo.md (VOC at $(SETTING), DAVIS J&F), tables/demo-sweep.md (all settings), overlays in $(DEMO_DIR)/shows/"
+	@cat tables/demo.md
