@@ -23,7 +23,7 @@ NETS         ?= color
 VOC          ?=
 DAVIS        ?=
 DAVIS_SPLIT  ?= val
-SETTING      ?= t0.15-bin-mean-corners-n3
+SETTING      ?= best
 GRID         ?= configs/sweep.ini
 NETS_INI     ?= configs/nets.ini
 OUT          ?= work
@@ -40,7 +40,7 @@ SELECT_LIST  := $(SPLITS)/select$(SELECT_COUNT).txt
 NET_ARGS      = $(shell configs/net-args.sh $(NETS_INI) $(1))
 NET_WEIGHTS   = $(shell configs/net-args.sh $(NETS_INI) $(1) --weights-path)
 
-.PHONY: sweep report davis tables demo pipeline-check FORCE
+.PHONY: sweep report davis tables demo pipeline-check
 .SECONDEXPANSION:
 
 pipeline-check:
@@ -50,10 +50,16 @@ pipeline-check:
 	@echo "pipeline: decoding the 144-setting grid takes about 0.5 s per image; 'make -n $(MAKECMDGOALS)' lists the steps"
 
 # ---- per-network options, rewritten only when they change (so make sees edits of one network) ----
-$(OUT)/nets/%.args: FORCE
-	@mkdir -p $(dir $@)
-	@tmp=$@.tmp; configs/net-args.sh $(NETS_INI) $* > $$tmp; \
-	  if cmp -s $$tmp $@; then rm -f $$tmp; else mv $$tmp $@; fi
+# Done while the makefile is read (not by a rule), so that `make -n` shows the true plan.
+ifneq ($(filter sweep report davis tables $(OUT)/%,$(MAKECMDGOALS)),)
+_net_stamps := $(foreach n,$(NETS),$(shell mkdir -p $(OUT)/nets && \
+    configs/net-args.sh $(NETS_INI) $(n) > $(OUT)/nets/$(n).args.tmp 2>/dev/null && \
+    { cmp -s $(OUT)/nets/$(n).args.tmp $(OUT)/nets/$(n).args || mv $(OUT)/nets/$(n).args.tmp $(OUT)/nets/$(n).args; }; \
+    rm -f $(OUT)/nets/$(n).args.tmp))
+endif
+$(OUT)/nets/%.args:
+	@configs/net-args.sh $(NETS_INI) $* >/dev/null
+	@echo "pipeline: options of network $* are missing; rerun make" >&2; exit 1
 
 # ---- the selection split -------------------------------------------------------------------
 $(SELECT_LIST): $(VOC)/ImageSets/Segmentation/train.txt $(BUILD)/kc-score
@@ -87,10 +93,10 @@ $(OUT)/scores/%/val-$(SETTING)/summary.csv: $(OUT)/cache/%/voc12-val/masks-$(SET
 	$(BUILD)/kc-score --masks $< --voc $(VOC) --split $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt --out $(@D) --network $* --ledger $(LEDGER)
 
 # ---- DAVIS ---------------------------------------------------------------------------------
-$(OUT)/results/%/davis17-val/propagate.json: $(OUT)/cache/%/davis17-val/tokens.h5 $(BUILD)/kc-propagate
+# kc-propagate keeps finished sequences (a rerun resumes); kc-davis writes its CSV last, so the
+# CSV's presence means both steps completed.
+$(OUT)/results/%/davis17-val/global_results-$(DAVIS_SPLIT).csv: $(OUT)/cache/%/davis17-val/tokens.h5 $(BUILD)/kc-propagate $(BUILD)/kc-davis
 	$(BUILD)/kc-propagate --features $< --davis $(DAVIS) --split $(DAVIS_SPLIT) --kind $(DAVIS_KIND) --out $(@D)
-
-$(OUT)/results/%/davis17-val/global_results-$(DAVIS_SPLIT).csv: $(OUT)/results/%/davis17-val/propagate.json $(BUILD)/kc-davis
 	$(BUILD)/kc-davis --results $(@D) --davis $(DAVIS) --split $(DAVIS_SPLIT) --force
 
 # ---- tables --------------------------------------------------------------------------------
@@ -109,8 +115,18 @@ sweep: pipeline-check all
 	@$(MAKE) --no-print-directory $(TABLES)/sweep.csv
 	@cat $(TABLES)/sweep.md
 
+# SETTING=best (the default) takes the setting with the best mean Jaccard over NETS on the
+# selection split (kc-table --print-best), after the sweep; any setting id can be given instead.
+BEST_SETTING = $$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES)))
+
 report: pipeline-check all
+ifeq ($(SETTING),best)
+	@$(MAKE) --no-print-directory $(TABLES)/sweep.csv
+	@best=$(BEST_SETTING); echo "pipeline: the selection split chose $$best"; \
+	  $(MAKE) --no-print-directory SETTING=$$best $(TABLES)/report.csv
+else
 	@$(MAKE) --no-print-directory $(TABLES)/report.csv
+endif
 	@cat $(TABLES)/report.md
 
 davis: all
@@ -124,6 +140,7 @@ tables:
 
 # ---- the demo: generated scenes and video, the whole pipeline, tables/demo.* and overlays ----
 DEMO_DIR  ?= demo
+DEMO_TABLES ?= tables
 DEMO_NETS := $(if $(WEIGHTS),weights,color)
 DEMO_ARGS := NETS=$(DEMO_NETS) VOC=$(DEMO_DIR)/data/voc DAVIS=$(DEMO_DIR)/data/davis OUT=$(DEMO_DIR) \
              SPLITS=$(DEMO_DIR)/splits LEDGER=$(DEMO_DIR)/ledger.tsv TABLES=$(DEMO_DIR)/tables SELECT_COUNT=16
@@ -135,11 +152,16 @@ $(DEMO_DIR)/data/voc/ImageSets/Segmentation/train.txt: $(BUILD)/kc-demo-data
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory $(DEMO_DIR)/data/voc/ImageSets/Segmentation/train.txt
-	@$(MAKE) --no-print-directory $(DEMO_ARGS) $(DEMO_DIR)/tables/sweep.csv $(DEMO_DIR)/tables/report.csv
-	@mkdir -p tables
-	@for e in csv md tex; do cp $(DEMO_DIR)/tables/report.$$e tables/demo.$$e; cp $(DEMO_DIR)/tables/sweep.$$e tables/demo-sweep.$$e; done
-	@cp $(DEMO_DIR)/tables/report-macros.tex tables/demo-macros.tex
-	$(BUILD)/kc-show --masks $(DEMO_DIR)/cache/$(DEMO_NETS)/voc12-val/masks-$(SETTING).h5 --setting $(SETTING) \
-	    --images voc:$(DEMO_DIR)/data/voc:val --first 4 --out $(DEMO_DIR)/shows
-	@echo; echo "demo: tables/demo.md (VOC at $(SETTING), DAVIS J&F), tables/demo-sweep.md (all settings), overlays in $(DEMO_DIR)/shows/"
-	@cat tables/demo.md
+	@$(MAKE) --no-print-directory $(DEMO_ARGS) $(DEMO_DIR)/tables/sweep.csv
+	@set -e; best=$$($(BUILD)/kc-table --print-best $(DEMO_DIR)/scores/$(DEMO_NETS)/select); \
+	  setting=$$( [ "$(SETTING)" = best ] && echo $$best || echo $(SETTING) ); \
+	  echo "demo: the selection split chose $$best; reporting $$setting on val"; \
+	  $(MAKE) --no-print-directory $(DEMO_ARGS) SETTING=$$setting $(DEMO_DIR)/tables/report.csv; \
+	  mkdir -p $(DEMO_TABLES); \
+	  for e in csv md tex; do cp $(DEMO_DIR)/tables/report.$$e $(DEMO_TABLES)/demo.$$e; \
+	                          cp $(DEMO_DIR)/tables/sweep.$$e $(DEMO_TABLES)/demo-sweep.$$e; done; \
+	  cp $(DEMO_DIR)/tables/report-macros.tex $(DEMO_TABLES)/demo-macros.tex; \
+	  $(BUILD)/kc-show --masks $(DEMO_DIR)/cache/$(DEMO_NETS)/voc12-val/masks-$$setting.h5 --setting $$setting \
+	      --images voc:$(DEMO_DIR)/data/voc:val --first 4 --out $(DEMO_DIR)/shows
+	@echo; echo "demo: $(DEMO_TABLES)/demo.md (VOC val at the chosen setting, DAVIS J&F), $(DEMO_TABLES)/demo-sweep.md (all settings on the selection split), overlays in $(DEMO_DIR)/shows/"
+	@cat $(DEMO_TABLES)/demo.md

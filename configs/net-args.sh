@@ -22,7 +22,7 @@ fi
 model=$(get model) || { echo "net-args: $ini has no section [$name] (NETS names must be sections of it)" >&2; exit 1; }
 weights=$(get weights)
 if [ "$what" = --weights-path ]; then echo "$weights"; exit 0; fi
-if [ "${model:-vit}" = color ]; then echo "--model color"; exit 0; fi
+if [ "${model:-vit}" = color ]; then opts=$(get options); echo "--model color${opts:+ $opts}"; exit 0; fi
 [ -n "$weights" ] || { echo "net-args: [$name] in $ini has no weights" >&2; exit 1; }
 args="--weights $weights"
 key=$(get checkpoint_key); [ -n "$key" ] && args="$args --checkpoint-key $key"

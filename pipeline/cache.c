@@ -560,6 +560,16 @@ int cache_writer_open(cache_writer *w, const char *path, const char *format, con
     free(dir);
     char *fp_path = kc_strfmt("%s/fingerprint", w->partial);
     int rc = 0;
+    if (kc_exists(w->partial) && !kc_exists(fp_path)) {
+        /* made by a pre-fingerprint crash window of an older version: only safe when empty */
+        DIR *d = opendir(w->partial);
+        int n = 0;
+        struct dirent *e;
+        while (d && (e = readdir(d)))
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+        if (d) closedir(d);
+        if (n == 0) rmdir(w->partial);
+    }
     if (kc_exists(w->partial)) {
         uint8_t *old = NULL;
         size_t n = 0;
@@ -588,10 +598,29 @@ int cache_writer_open(cache_writer *w, const char *path, const char *format, con
             if (have) kc_info("resuming: %d of %d batches already done in %s", have, n_batches, w->partial);
         }
     } else {
-        if (kc_mkdirs(w->partial) < 0) rc = -1;
-        else rc = kc_write_file_atomic(fp_path, fingerprint, strlen(fingerprint));
+        /* the partial folder appears atomically, fingerprint included */
+        char *staging = kc_strfmt("%s.new-%d", w->partial, (int)getpid());
+        char *staged_fp = kc_strfmt("%s/fingerprint", staging);
+        rc = kc_mkdirs(staging);
+        if (rc == 0) rc = kc_write_file_atomic(staged_fp, fingerprint, strlen(fingerprint));
+        if (rc == 0 && rename(staging, w->partial) != 0)
+            rc = kc_fail("%s: cannot create (%s)", w->partial, strerror(errno));
+        if (rc < 0) {
+            unlink(staged_fp);
+            char *t = kc_strfmt("%s.tmp", staged_fp);
+            unlink(t);
+            free(t);
+            rmdir(staging);
+        }
+        free(staging);
+        free(staged_fp);
     }
     free(fp_path);
+    if (rc == 0) {
+        char *hint = kc_strfmt("finished batches are kept in %s; rerun the same command to resume", w->partial);
+        kc_on_interrupt(hint);
+        free(hint);
+    }
     return rc;
 }
 

@@ -69,7 +69,10 @@ void kc_warn(const char *fmt, ...)
 void kc_die(void)
 {
     fprintf(stderr, "%s: error: %s\n", prog_name, err_buf[0] ? err_buf : "failed");
-    exit(1);
+    /* _exit, not exit: library cleanup handlers (HDF5 flushing half-written pieces on a full
+     * disk) must not run after a failure; finished work is already on disk. */
+    fflush(NULL);
+    _exit(1);
 }
 
 void kc_die_msg(const char *fmt, ...)
@@ -268,4 +271,6 @@ void kc_on_interrupt(const char *hint)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* a file-size limit makes writes fail (EFBIG) and be reported, instead of killing us */
+    signal(SIGXFSZ, SIG_IGN);
 }

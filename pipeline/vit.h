@@ -8,11 +8,18 @@
  * Position embeddings resampled to the working grid: "dino" (bicubic a=-0.75, source coordinate
  * (dst + 0.5) * n / (g + 0.1) - 0.5) or "hf" ((dst + 0.5) * n / g - 0.5).
  *
- *     vit_model m;  vit_opts o = VIT_OPTS_DEFAULT;
- *     vit_init(&m, &w, &o);                       // checks every tensor by name and shape
- *     vit_state s;  vit_state_init(&s, &m, 30, 30);
- *     vit_forward(&m, &s, chw, 480, 480, keys, NULL);   // keys: (900, 384)
- *     vit_state_free(&s); vit_free(&m);
+ *     vit_model *m;  vit_opts o = VIT_OPTS_DEFAULT;
+ *     if (vit_init(&m, &w, &o) < 0) kc_die();    // checks every tensor by name, shape, finiteness
+ *     weights_free(&w);                           // the model holds its own copy of the weights
+ *     vit_state *s;  vit_state_new(&s, m, 30, 30);
+ *     vit_forward(m, s, chw, 30, 30, keys, NULL); // chw: (3, 480, 480); keys: (900, 384)
+ *     vit_state_free(s); vit_free(m);
+ *
+ * Threads: vit_forward runs one OpenMP parallel region (omp_get_max_threads() at vit_state_new)
+ * and calls OpenBLAS single-threaded from inside it; vit_init therefore sets the pthread build of
+ * OpenBLAS to one thread for the whole process (see vit.c).  One state per concurrent forward.
+ * KC_VIT_THREADING=openblas (benchmarks only) runs the products on OpenBLAS's own thread pool
+ * instead; tests/bench_vit.sh compares the two.
  */
 #ifndef KC_VIT_H
 #define KC_VIT_H
@@ -33,11 +40,23 @@ int vit_init(vit_model **m, const kc_weights *w, const vit_opts *o);
 void vit_free(vit_model *m);
 int vit_patch(const vit_model *m);
 int vit_dim(const vit_model *m);
+int vit_depth(const vit_model *m);
+int vit_heads(const vit_model *m);
+int vit_has_cls(const vit_model *m);   /* 1 when the forward runs a class token */
 /* "vit dim=384 depth=12 heads=6 patch=16 mlp=1536 cls=1 final_norm=1 pos_grid=14x14" */
 const char *vit_describe(const vit_model *m);
 double vit_ln_eps(const vit_model *m);
 /* "dino", "selfpatch-like (no class token)", "dino converted (--drop-cls)", ... */
 const char *vit_forward_kind(const vit_model *m);
+
+/* Multiply-adds x 2 of one forward on a grid_h x grid_w grid (keys only, or keys and tokens). */
+double vit_flops(const vit_model *m, int grid_h, int grid_w, int want_tokens);
+
+/* Position embedding trained on n x n, resampled to grid_h x grid_w (bicubic, a = -0.75,
+ * edge-clamped taps, per axis source coordinate (dst + 0.5) * n / (g + 0.1) - 0.5 for DINO, or
+ * (dst + 0.5) * n / g - 0.5 for hf = 1); copied unchanged when the grid is n x n.
+ * src: (n*n, dim) row-major; dst: (grid_h*grid_w, dim). */
+int vit_resample_pos(const float *src, int n, int dim, int grid_h, int grid_w, int hf, float *dst);
 
 int vit_state_new(vit_state **s, const vit_model *m, int grid_h, int grid_w);
 void vit_state_free(vit_state *s);

@@ -39,7 +39,10 @@ typedef struct kc_weights {
     double config_ln_eps;
 } kc_weights;
 
-/* checkpoint_key may be NULL (automatic). */
+/* checkpoint_key may be NULL or "" (automatic); safetensors files are flat and ignore it.
+ * config.json beside the file is read for every format (a bad one is an error naming it).
+ * Tensors keep the file's order; HF qkv takes the place of its first part.  Returns 0, or -1 with
+ * "<path>: <problem>" (w is then empty). */
 int weights_load(kc_weights *w, const char *path, const char *checkpoint_key);
 const kc_tensor *weights_find(const kc_weights *w, const char *name);
 void weights_free(kc_weights *w);

@@ -167,8 +167,6 @@ int main(int argc, char **argv)
     int n_batches = (ds.n + batch - 1) / batch;
     cache_writer cw;
     if (cache_writer_open(&cw, out, CACHE_FORMAT_FEATURES, fp, n_batches) < 0) kc_die();
-    char *hint = kc_strfmt("finished batches are kept in %s; rerun the same command to resume", cw.partial);
-    kc_on_interrupt(hint);
 
     progress pr;
     progress_init(&pr, "extract", ds.n, "images");
@@ -284,7 +282,6 @@ int main(int argc, char **argv)
     free(chw);
     free(bh);
     free(bw);
-    free(hint);
     if (model) vit_free(model);
     if (use_vit) weights_free(&w);
     dataset_free(&ds);

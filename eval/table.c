@@ -1,0 +1,254 @@
+/* eval/table.c — CSV, Markdown and LaTeX (booktabs) table writers.  See table.h. */
+#include "eval/table.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/kc.h"
+
+void table_buf_printf(table_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (b->s && (size_t)k < b->cap - b->n) {
+            b->n += (size_t)k;
+            return;
+        }
+        b->cap = (b->cap + (size_t)k + 1) * 2;
+        b->s = kc_realloc(b->s, b->cap);
+    }
+}
+
+void table_init(kc_table *t, const char *corner_key, const char *corner_label, int n_cols, int n_rows)
+{
+    memset(t, 0, sizeof *t);
+    t->n_cols = n_cols;
+    t->n_rows = n_rows;
+    t->corner_key = kc_strdup(corner_key);
+    t->corner_label = kc_strdup(corner_label);
+    t->col_keys = kc_calloc((size_t)n_cols + 1, sizeof(char *));
+    t->col_labels = kc_calloc((size_t)n_cols + 1, sizeof(char *));
+    t->bold_best = kc_calloc((size_t)n_cols + 1, sizeof(int));
+    t->row_names = kc_calloc((size_t)n_rows + 1, sizeof(char *));
+    t->vals = kc_malloc(((size_t)n_rows * n_cols + 1) * sizeof(double));
+    for (size_t i = 0; i < (size_t)n_rows * n_cols; i++) t->vals[i] = NAN;
+    t->scale = 100;
+    t->decimals = 1;
+}
+
+void table_col(kc_table *t, int c, const char *key, const char *label, int bold_best)
+{
+    free(t->col_keys[c]);
+    free(t->col_labels[c]);
+    t->col_keys[c] = kc_strdup(key);
+    t->col_labels[c] = kc_strdup(label);
+    t->bold_best[c] = bold_best;
+}
+
+void table_row(kc_table *t, int r, const char *name)
+{
+    free(t->row_names[r]);
+    t->row_names[r] = kc_strdup(name);
+}
+
+void table_free(kc_table *t)
+{
+    for (int c = 0; c < t->n_cols; c++) {
+        free(t->col_keys[c]);
+        free(t->col_labels[c]);
+        if (t->groups) free(t->groups[c]);
+    }
+    for (int r = 0; r < t->n_rows; r++) free(t->row_names[r]);
+    free(t->groups);
+    free(t->col_keys);
+    free(t->col_labels);
+    free(t->bold_best);
+    free(t->row_names);
+    free(t->vals);
+    free(t->corner_key);
+    free(t->corner_label);
+    memset(t, 0, sizeof *t);
+}
+
+/* CSV field: quoted when it holds a comma, quote or newline. */
+static void csv_field(table_buf *b, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        table_buf_printf(b, "%s", s);
+        return;
+    }
+    table_buf_printf(b, "\"");
+    for (; *s; s++) table_buf_printf(b, *s == '"' ? "\"\"" : "%c", *s);
+    table_buf_printf(b, "\"");
+}
+
+char *table_csv(const kc_table *t)
+{
+    table_buf b = {0};
+    csv_field(&b, t->corner_key);
+    for (int c = 0; c < t->n_cols; c++) {
+        table_buf_printf(&b, ",");
+        csv_field(&b, t->col_keys[c]);
+    }
+    table_buf_printf(&b, "\n");
+    for (int r = 0; r < t->n_rows; r++) {
+        csv_field(&b, t->row_names[r]);
+        for (int c = 0; c < t->n_cols; c++) {
+            double v = t->vals[(size_t)r * t->n_cols + c];
+            if (isnan(v)) table_buf_printf(&b, ",");
+            else table_buf_printf(&b, ",%.9g", v);
+        }
+        table_buf_printf(&b, "\n");
+    }
+    return b.s;
+}
+
+/* Largest raw value of column c (NaN when the column is empty). */
+static double col_best(const kc_table *t, int c)
+{
+    double best = NAN;
+    for (int r = 0; r < t->n_rows; r++) {
+        double v = t->vals[(size_t)r * t->n_cols + c];
+        if (!isnan(v) && (isnan(best) || v > best)) best = v;
+    }
+    return best;
+}
+
+static void md_text(table_buf *b, const char *s)
+{
+    for (; *s; s++) table_buf_printf(b, *s == '|' ? "\\|" : "%c", *s);
+}
+
+static const char *col_label(const kc_table *t, int c, char *buf, size_t n)
+{
+    if (t->groups && t->groups[c] && *t->groups[c]) snprintf(buf, n, "%s %s", t->groups[c], t->col_labels[c]);
+    else snprintf(buf, n, "%s", t->col_labels[c]);
+    return buf;
+}
+
+char *table_markdown(const kc_table *t)
+{
+    table_buf b = {0};
+    char lab[512];
+    table_buf_printf(&b, "| ");
+    md_text(&b, t->corner_label);
+    for (int c = 0; c < t->n_cols; c++) {
+        table_buf_printf(&b, " | ");
+        md_text(&b, col_label(t, c, lab, sizeof lab));
+    }
+    table_buf_printf(&b, " |\n|---");
+    for (int c = 0; c < t->n_cols; c++) table_buf_printf(&b, "|---:");
+    table_buf_printf(&b, "|\n");
+    for (int r = 0; r < t->n_rows; r++) {
+        table_buf_printf(&b, "| ");
+        md_text(&b, t->row_names[r]);
+        for (int c = 0; c < t->n_cols; c++) {
+            double v = t->vals[(size_t)r * t->n_cols + c];
+            if (isnan(v)) table_buf_printf(&b, " | –");
+            else if (t->bold_best[c] && v == col_best(t, c))
+                table_buf_printf(&b, " | **%.*f**", t->decimals, v * t->scale);
+            else table_buf_printf(&b, " | %.*f", t->decimals, v * t->scale);
+        }
+        table_buf_printf(&b, " |\n");
+    }
+    return b.s;
+}
+
+void table_latex_escape(table_buf *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': case '%': case '$': case '#': case '_': case '{': case '}':
+            table_buf_printf(b, "\\%c", *s);
+            break;
+        case '~': table_buf_printf(b, "\\textasciitilde{}"); break;
+        case '^': table_buf_printf(b, "\\textasciicircum{}"); break;
+        case '\\': table_buf_printf(b, "\\textbackslash{}"); break;
+        default: table_buf_printf(b, "%c", *s);
+        }
+    }
+}
+
+char *table_latex(const kc_table *t)
+{
+    table_buf b = {0};
+    table_buf_printf(&b, "%% generated by keycut kc-table; \\usepackage{booktabs}\n\\begin{tabular}{l");
+    for (int c = 0; c < t->n_cols; c++) table_buf_printf(&b, "r");
+    table_buf_printf(&b, "}\n\\toprule\n");
+    if (t->groups) {
+        /* one \multicolumn per run of equal group names, with \cmidrule below */
+        table_buf cm = {0};
+        table_buf_printf(&b, " ");
+        for (int c = 0; c < t->n_cols;) {
+            int e = c + 1;
+            while (e < t->n_cols && !strcmp(t->groups[e] ? t->groups[e] : "", t->groups[c] ? t->groups[c] : "")) e++;
+            table_buf_printf(&b, " & \\multicolumn{%d}{c}{", e - c);
+            table_latex_escape(&b, t->groups[c] ? t->groups[c] : "");
+            table_buf_printf(&b, "}");
+            table_buf_printf(&cm, "\\cmidrule(lr){%d-%d}", c + 2, e + 1);
+            c = e;
+        }
+        table_buf_printf(&b, " \\\\\n%s\n", cm.s ? cm.s : "");
+        free(cm.s);
+    }
+    table_latex_escape(&b, t->corner_label);
+    for (int c = 0; c < t->n_cols; c++) {
+        table_buf_printf(&b, " & ");
+        table_latex_escape(&b, t->col_labels[c]);
+    }
+    table_buf_printf(&b, " \\\\\n\\midrule\n");
+    for (int r = 0; r < t->n_rows; r++) {
+        table_latex_escape(&b, t->row_names[r]);
+        for (int c = 0; c < t->n_cols; c++) {
+            double v = t->vals[(size_t)r * t->n_cols + c];
+            if (isnan(v)) table_buf_printf(&b, " & --");
+            else if (t->bold_best[c] && v == col_best(t, c))
+                table_buf_printf(&b, " & \\textbf{%.*f}", t->decimals, v * t->scale);
+            else table_buf_printf(&b, " & %.*f", t->decimals, v * t->scale);
+        }
+        table_buf_printf(&b, " \\\\\n");
+    }
+    table_buf_printf(&b, "\\bottomrule\n\\end{tabular}\n");
+    return b.s;
+}
+
+int table_write(const char *dir, const char *base, const kc_table *t)
+{
+    static const char *const ext[3] = {"csv", "md", "tex"};
+    for (int k = 0; k < 3; k++) {
+        char *text = k == 0 ? table_csv(t) : k == 1 ? table_markdown(t) : table_latex(t);
+        char *path = kc_strfmt("%s/%s.%s", dir, base, ext[k]);
+        int rc = kc_write_file_atomic(path, text, strlen(text));
+        free(path);
+        free(text);
+        KC_TRY(rc);
+    }
+    return 0;
+}
+
+void table_macro_word(table_buf *b, const char *s)
+{
+    static const char *const digits[10] = {"Zero", "One", "Two", "Three", "Four",
+                                           "Five", "Six", "Seven", "Eight", "Nine"};
+    int upper = 1;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (isalpha(*p) && *p < 128) {
+            table_buf_printf(b, "%c", upper ? toupper(*p) : *p);
+            upper = 0;
+            continue;
+        }
+        if (isdigit(*p)) table_buf_printf(b, "%s", digits[*p - '0']);
+        else if (*p == '-') table_buf_printf(b, "Dash");
+        else if (*p == '.') table_buf_printf(b, "Dot");
+        else if (*p == '_') table_buf_printf(b, "Underscore");
+        else table_buf_printf(b, "X");
+        upper = 1;
+    }
+}

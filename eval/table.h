@@ -1,0 +1,58 @@
+/* eval/table.h — the thesis tables as CSV, Markdown and a LaTeX booktabs fragment.
+ *
+ * A table is a first column of row names and n_cols numeric columns (NaN = missing).  CSV holds
+ * the raw values (%.9g, missing = empty field) under machine keys; Markdown and LaTeX hold the
+ * values times `scale` with `decimals` decimals (percentages: scale 100, 1 decimal) under display
+ * labels, missing = "–" / "--", and the best (largest raw) value of each column marked with
+ * bold_best set in bold (**x** / \textbf{x}; ties all bold).  Output is deterministic.
+ *
+ *     kc_table t = {0};
+ *     table_init(&t, "network", "Network", 2, n_rows);
+ *     table_col(&t, 0, "voc_jaccard", "VOC Jaccard", 1);
+ *     table_row(&t, 0, "dino");  t.vals[0 * t.n_cols + 0] = 0.459;
+ *     char *md = table_markdown(&t);  ...  free(md);  table_free(&t);
+ *
+ * Macro names for \newcommand must be letters only: table_macro_word maps a text to a CamelCase
+ * word, digits to English words (2 -> Two), '-' to Dash, '.' to Dot, '_' to Underscore, anything
+ * else to X.
+ */
+#ifndef KC_TABLE_H
+#define KC_TABLE_H
+#include <stddef.h>
+
+typedef struct kc_table {
+    int n_rows, n_cols;
+    char *corner_key, *corner_label; /* the first column's CSV key and display label */
+    char **col_keys, **col_labels;   /* (n_cols) */
+    int *bold_best;                  /* (n_cols) */
+    char **row_names;                /* (n_rows) */
+    double *vals;                    /* (n_rows, n_cols), NaN = missing */
+    double scale;                    /* display scale, default 100 */
+    int decimals;                    /* display decimals, default 1 */
+    char **groups;                   /* optional (n_cols): a group header above the labels (LaTeX and
+                                        Markdown join "group label"); NULL = none */
+} kc_table;
+
+/* A growing string. */
+typedef struct table_buf {
+    char *s;
+    size_t n, cap;
+} table_buf;
+void table_buf_printf(table_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+void table_init(kc_table *t, const char *corner_key, const char *corner_label, int n_cols, int n_rows);
+void table_col(kc_table *t, int c, const char *key, const char *label, int bold_best);
+void table_row(kc_table *t, int r, const char *name);
+void table_free(kc_table *t);
+
+char *table_csv(const kc_table *t);
+char *table_markdown(const kc_table *t);
+char *table_latex(const kc_table *t);
+/* Writes DIR/BASE.csv, .md and .tex atomically. */
+int table_write(const char *dir, const char *base, const kc_table *t);
+
+/* Appends the macro word of text to b (see above). */
+void table_macro_word(table_buf *b, const char *text);
+/* LaTeX-escapes text into b (& % $ # _ { } ~ ^ \). */
+void table_latex_escape(table_buf *b, const char *text);
+#endif

@@ -1,0 +1,368 @@
+/* pipeline/resize.c — the preprocessing policies and the two resamplers they need, each a
+ * bit-exact re-implementation of its reference.
+ *
+ * Pillow 9.4 Image.resize(size, LANCZOS) on RGB (libImaging/Resample.c): separable, horizontal
+ * pass first (only the rows the vertical pass needs), then vertical.  Per output coordinate xx:
+ *     scale = in / out;  fscale = max(scale, 1);  support = 3 * fscale
+ *     center = (xx + 0.5) * scale
+ *     xmin = max(0, (int)(center - support + 0.5)),  xmax = min(in, (int)(center + support + 0.5))
+ *     k[x] = lanczos3((x + xmin - center + 0.5) / fscale),  normalised to sum 1 (in double),
+ *     then fixed point: (int)(k * 2^22 +- 0.5)  (rounded away from zero)
+ *     out = clip8((2^21 + sum src * k) >> 22)
+ * When a dimension is unchanged its pass is skipped; same size returns a copy.
+ *
+ * OpenCV 4.6 cv2.resize(INTER_LINEAR) on uint8 (imgproc/src/resize.cpp): fx = (float)((dx + 0.5)
+ * * in/out - 0.5), sx = floor(fx), fx -= sx; columns clamp (sx < 0 -> sx = 0, fx = 0; sx >= in - 1
+ * -> sx = in - 1, fx = 0); rows keep their weights and clamp only the row index; coefficients
+ * saturate_cast<short>((1 - fx) * 2048), (fx * 2048).
+ * Horizontal: int sums S = a0 * s[sx] + a1 * s[sx + 3] (or 2048 * s at the clamped edges).
+ * Vertical: OpenCV's 8-bit kernel (its SIMD code and the scalar specialisation of
+ * VResizeLinear<uchar, ...> for the tail compute the same thing, which is NOT the exact
+ * (S0 * b0 + S1 * b1 + 2^21) >> 22 of the generic template):
+ *     ((((S0 >> 4) * b0) >> 16) + (((S1 >> 4) * b1) >> 16) + 2) >> 2
+ * An exact 2x downscale in both axes is INTER_AREA in OpenCV ((a + b + c + d + 2) >> 2).
+ */
+#include "pipeline/resize.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/kc.h"
+
+static const float IMAGENET_MEAN[3] = {0.485f, 0.456f, 0.406f};
+static const float IMAGENET_STD[3] = {0.229f, 0.224f, 0.225f};
+static const float DAVIS_STD[3] = {0.228f, 0.224f, 0.225f};
+
+int policy_parse(const char *name, kc_policy *p)
+{
+    if (!strcmp(name, "square480")) *p = POLICY_SQUARE480;
+    else if (!strcmp(name, "short480")) *p = POLICY_SHORT480;
+    else if (!strcmp(name, "native16")) *p = POLICY_NATIVE16;
+    else return kc_fail("unknown resize policy '%s' (expected square480, short480 or native16)", name);
+    return 0;
+}
+
+const char *policy_name(kc_policy p)
+{
+    switch (p) {
+    case POLICY_SQUARE480: return "square480";
+    case POLICY_SHORT480: return "short480";
+    case POLICY_NATIVE16: return "native16";
+    }
+    return "unknown";
+}
+
+const char *policy_describe(kc_policy p)
+{
+    switch (p) {
+    case POLICY_SQUARE480:
+        return "square480: 480x480 Lanczos (Pillow 9.4), x/255, mean (0.485,0.456,0.406), std (0.229,0.224,0.225)";
+    case POLICY_SHORT480:
+        return "short480: short side 480, long side floor(480*long/short/64)*64, bilinear (OpenCV 4.6), "
+               "x/255, mean (0.485,0.456,0.406), std (0.228,0.224,0.225)";
+    case POLICY_NATIVE16:
+        return "native16: no resize, x/255, mean (0.485,0.456,0.406), std (0.229,0.224,0.225), "
+               "zero padding after normalisation to a multiple of the patch size";
+    }
+    return "unknown";
+}
+
+void policy_size(kc_policy p, int w, int h, int *out_w, int *out_h)
+{
+    switch (p) {
+    case POLICY_SQUARE480:
+        *out_w = *out_h = 480;
+        return;
+    case POLICY_SHORT480: {
+        /* DINO's DAVIS code: short side 480, long side floor(480 * long / short / 64) * 64,
+         * computed as ints over a float (a square image becomes 480 x 448 there: w is the long
+         * side on a tie). */
+        long long s = w < h ? w : h, l = w < h ? h : w;
+        int lo = (int)(((480.0 * (double)l / (double)s) / 64.0)) * 64;
+        if (w < h) {
+            *out_w = 480;
+            *out_h = lo;
+        } else if (h < w) {
+            *out_h = 480;
+            *out_w = lo;
+        } else {
+            *out_h = 480;
+            *out_w = 448;
+        }
+        return;
+    }
+    case POLICY_NATIVE16:
+        *out_w = w;
+        *out_h = h;
+        return;
+    }
+}
+
+/* ---- Pillow Lanczos ------------------------------------------------------------------------- */
+
+#define PIL_PRECISION_BITS (32 - 8 - 2)
+
+static double sinc_filter(double x)
+{
+    if (x == 0.0) return 1.0;
+    x = x * M_PI;
+    return sin(x) / x;
+}
+
+static double lanczos_filter(double x)
+{
+    if (-3.0 <= x && x < 3.0) return sinc_filter(x) * sinc_filter(x / 3);
+    return 0.0;
+}
+
+/* Fixed-point coefficients: (out_size, ksize) int32 and bounds (out_size, 2) = (xmin, count). */
+static int pil_coeffs(int in_size, int out_size, int32_t **kk_out, int **bounds_out)
+{
+    double scale = (double)((float)in_size - 0.0f) / out_size, filterscale = scale;
+    if (filterscale < 1.0) filterscale = 1.0;
+    double support = 3.0 * filterscale;
+    int ksize = (int)ceil(support) * 2 + 1;
+    double *k = kc_malloc(sizeof(double) * ksize);
+    int32_t *kk = kc_calloc((size_t)out_size * ksize, sizeof(int32_t));
+    int *bounds = kc_malloc(sizeof(int) * 2 * out_size);
+    for (int xx = 0; xx < out_size; xx++) {
+        double center = 0.0f + (xx + 0.5) * scale;
+        double ww = 0.0, ss = 1.0 / filterscale;
+        int xmin = (int)(center - support + 0.5);
+        if (xmin < 0) xmin = 0;
+        int xmax = (int)(center + support + 0.5);
+        if (xmax > in_size) xmax = in_size;
+        xmax -= xmin;
+        for (int x = 0; x < xmax; x++) {
+            double wv = lanczos_filter((x + xmin - center + 0.5) * ss);
+            k[x] = wv;
+            ww += wv;
+        }
+        for (int x = 0; x < xmax; x++) {
+            if (ww != 0.0) k[x] /= ww;
+            double v = k[x] * (1 << PIL_PRECISION_BITS);
+            kk[(size_t)xx * ksize + x] = k[x] < 0 ? (int32_t)(-0.5 + v) : (int32_t)(0.5 + v);
+        }
+        bounds[2 * xx] = xmin;
+        bounds[2 * xx + 1] = xmax;
+    }
+    free(k);
+    *kk_out = kk;
+    *bounds_out = bounds;
+    return ksize;
+}
+
+static inline uint8_t pil_clip8(int32_t v)
+{
+    if (v >= (1 << PIL_PRECISION_BITS << 8)) return 255;
+    if (v <= 0) return 0;
+    return (uint8_t)(v >> PIL_PRECISION_BITS);
+}
+
+void resize_lanczos_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh)
+{
+    if (sw == dw && sh == dh) {
+        memcpy(dst, src, (size_t)sw * sh * 3);
+        return;
+    }
+    int32_t *kh = NULL, *kv = NULL;
+    int *bh = NULL, *bv = NULL;
+    int ksh = pil_coeffs(sw, dw, &kh, &bh);
+    int ksv = pil_coeffs(sh, dh, &kv, &bv);
+    /* Horizontal pass over the source rows the vertical pass reads. */
+    int y_first = bv[0], y_last = bv[2 * dh - 2] + bv[2 * dh - 1];
+    const uint8_t *mid = src; /* (mid_h, dw, 3) or the source itself */
+    int mid_h = sh;
+    uint8_t *tmp = NULL;
+    if (sw != dw) {
+        mid_h = y_last - y_first;
+        tmp = kc_malloc((size_t)mid_h * dw * 3);
+        for (int y = 0; y < mid_h; y++) {
+            const uint8_t *row = src + (size_t)(y + y_first) * sw * 3;
+            uint8_t *o = tmp + (size_t)y * dw * 3;
+            for (int xx = 0; xx < dw; xx++) {
+                const int32_t *k = kh + (size_t)xx * ksh;
+                int xmin = bh[2 * xx], n = bh[2 * xx + 1];
+                int32_t s0 = 1 << (PIL_PRECISION_BITS - 1), s1 = s0, s2 = s0;
+                for (int x = 0; x < n; x++) {
+                    const uint8_t *p = row + (size_t)(x + xmin) * 3;
+                    s0 += p[0] * k[x];
+                    s1 += p[1] * k[x];
+                    s2 += p[2] * k[x];
+                }
+                o[3 * xx] = pil_clip8(s0);
+                o[3 * xx + 1] = pil_clip8(s1);
+                o[3 * xx + 2] = pil_clip8(s2);
+            }
+        }
+        mid = tmp;
+        for (int yy = 0; yy < dh; yy++) bv[2 * yy] -= y_first;
+    }
+    if (sh != dh) {
+        for (int yy = 0; yy < dh; yy++) {
+            const int32_t *k = kv + (size_t)yy * ksv;
+            int ymin = bv[2 * yy], n = bv[2 * yy + 1];
+            uint8_t *o = dst + (size_t)yy * dw * 3;
+            for (int xx = 0; xx < dw * 3; xx++) {
+                int32_t s = 1 << (PIL_PRECISION_BITS - 1);
+                for (int y = 0; y < n; y++) s += mid[(size_t)(y + ymin) * dw * 3 + xx] * k[y];
+                o[xx] = pil_clip8(s);
+            }
+        }
+    } else {
+        memcpy(dst, mid, (size_t)dh * dw * 3);
+    }
+    free(tmp);
+    free(kh);
+    free(kv);
+    free(bh);
+    free(bv);
+}
+
+/* ---- OpenCV bilinear ------------------------------------------------------------------------ */
+
+#define CV_COEF_BITS 11
+#define CV_COEF_SCALE (1 << CV_COEF_BITS)
+
+static inline short cv_sat_short(float v)
+{
+    int r = (int)lrintf(v); /* cvRound: round half to even */
+    return (short)(r < -32768 ? -32768 : r > 32767 ? 32767 : r);
+}
+
+/* Per output coordinate: source index (clamped) and two fixed-point weights. */
+static void cv_coeffs(int in_size, int out_size, int clamp, int *ofs, short *alpha)
+{
+    double scale = 1.0 / ((double)out_size / in_size);
+    for (int d = 0; d < out_size; d++) {
+        float f = (float)((d + 0.5) * scale - 0.5);
+        int s = (int)floorf(f);
+        f -= (float)s;
+        if (clamp && s < 0) {
+            f = 0.f;
+            s = 0;
+        }
+        if (clamp && s >= in_size - 1) {
+            f = 0.f;
+            s = in_size - 1;
+        }
+        ofs[d] = s;
+        alpha[2 * d] = cv_sat_short((1.f - f) * CV_COEF_SCALE);
+        alpha[2 * d + 1] = cv_sat_short(f * CV_COEF_SCALE);
+    }
+}
+
+static void cv_area2x(const uint8_t *src, int sw, uint8_t *dst, int dw, int dh)
+{
+    for (int y = 0; y < dh; y++) {
+        const uint8_t *r0 = src + (size_t)(2 * y) * sw * 3, *r1 = r0 + (size_t)sw * 3;
+        uint8_t *o = dst + (size_t)y * dw * 3;
+        for (int x = 0; x < dw; x++)
+            for (int c = 0; c < 3; c++)
+                o[3 * x + c] = (uint8_t)((r0[6 * x + c] + r0[6 * x + 3 + c] + r1[6 * x + c] + r1[6 * x + 3 + c] + 2) >> 2);
+    }
+}
+
+void resize_bilinear_cv(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh)
+{
+    if (sw == dw && sh == dh) {
+        memcpy(dst, src, (size_t)sw * sh * 3);
+        return;
+    }
+    if (sw == 2 * dw && sh == 2 * dh) {
+        cv_area2x(src, sw, dst, dw, dh);
+        return;
+    }
+    int *xofs = kc_malloc(sizeof(int) * dw), *yofs = kc_malloc(sizeof(int) * dh);
+    short *alpha = kc_malloc(sizeof(short) * 2 * dw), *beta = kc_malloc(sizeof(short) * 2 * dh);
+    cv_coeffs(sw, dw, 1, xofs, alpha); /* columns clamped with their weights */
+    cv_coeffs(sh, dh, 0, yofs, beta);  /* rows: weights kept, row indices clamped below */
+    int width = dw * 3;
+    int32_t *rows = kc_malloc(sizeof(int32_t) * 2 * width); /* two horizontally resized rows */
+    int32_t *hrow[2] = {rows, rows + width};
+    int have[2] = {-1, -1};
+    for (int dy = 0; dy < dh; dy++) {
+        /* The two source rows the vertical pass mixes, each clamped to the image (OpenCV keeps
+         * the unclamped weights, whose sum may differ from 2048 by one). */
+        int sy0 = yofs[dy], sy1 = sy0 + 1;
+        sy0 = sy0 < 0 ? 0 : sy0 > sh - 1 ? sh - 1 : sy0;
+        sy1 = sy1 < 0 ? 0 : sy1 > sh - 1 ? sh - 1 : sy1;
+        int need[2] = {sy0, sy1};
+        for (int k = 0; k < 2; k++) {
+            if (have[k] == need[k]) continue;
+            if (k == 0 && have[1] == need[0]) {
+                int32_t *t = hrow[0];
+                hrow[0] = hrow[1];
+                hrow[1] = t;
+                have[0] = have[1];
+                have[1] = -1;
+                continue;
+            }
+            const uint8_t *s = src + (size_t)need[k] * sw * 3;
+            int32_t *d = hrow[k];
+            for (int dx = 0; dx < dw; dx++) {
+                int sx = xofs[dx] * 3, sx1 = xofs[dx] + 1 < sw ? sx + 3 : sx;
+                int a0 = alpha[2 * dx], a1 = alpha[2 * dx + 1];
+                for (int c = 0; c < 3; c++) d[3 * dx + c] = s[sx + c] * a0 + s[sx1 + c] * a1;
+            }
+            have[k] = need[k];
+        }
+        const int32_t *S0 = hrow[0], *S1 = hrow[1];
+        int b0 = beta[2 * dy], b1 = beta[2 * dy + 1];
+        uint8_t *o = dst + (size_t)dy * width;
+        /* OpenCV's 8-bit vertical kernel (SIMD and its scalar specialisation alike). */
+        for (int x = 0; x < width; x++) {
+            int v = ((((S0[x] >> 4) * b0) >> 16) + (((S1[x] >> 4) * b1) >> 16) + 2) >> 2;
+            o[x] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+    }
+    free(rows);
+    free(xofs);
+    free(yofs);
+    free(alpha);
+    free(beta);
+}
+
+/* ---- policies ------------------------------------------------------------------------------- */
+
+int policy_prepare(const kc_image *img, kc_policy p, int patch, float **chw, int *H, int *W)
+{
+    *chw = NULL;
+    if (patch <= 0) return kc_fail("invalid patch size %d", patch);
+    int w, h;
+    policy_size(p, img->w, img->h, &w, &h);
+    if (p == POLICY_NATIVE16 && (img->w < patch || img->h < patch))
+        return kc_fail("image of %dx%d is smaller than one %dx%d patch (policy native16)", img->w, img->h,
+                       patch, patch);
+    if (w < patch || h < patch) return kc_fail("image of %dx%d too small for policy %s", img->w, img->h, policy_name(p));
+    const uint8_t *px = img->rgb;
+    uint8_t *resized = NULL;
+    if (p == POLICY_SQUARE480 || p == POLICY_SHORT480) {
+        resized = kc_malloc((size_t)w * h * 3);
+        if (p == POLICY_SQUARE480) resize_lanczos_pillow(img->rgb, img->w, img->h, resized, w, h);
+        else resize_bilinear_cv(img->rgb, img->w, img->h, resized, w, h);
+        px = resized;
+    }
+    const float *std = p == POLICY_SHORT480 ? DAVIS_STD : IMAGENET_STD;
+    int Hp = (h + patch - 1) / patch * patch, Wp = (w + patch - 1) / patch * patch;
+    if (p != POLICY_NATIVE16) { /* the resized size is already a multiple for 16; crop otherwise */
+        Hp = h / patch * patch;
+        Wp = w / patch * patch;
+    }
+    float *out = kc_calloc((size_t)3 * Hp * Wp, sizeof(float));
+    int ch = h < Hp ? h : Hp, cw = w < Wp ? w : Wp;
+    for (int c = 0; c < 3; c++) {
+        float mean = IMAGENET_MEAN[c], sd = std[c];
+        for (int y = 0; y < ch; y++) {
+            const uint8_t *row = px + (size_t)y * w * 3;
+            float *o = out + ((size_t)c * Hp + y) * Wp;
+            for (int x = 0; x < cw; x++) o[x] = ((float)row[3 * x + c] / 255.0f - mean) / sd;
+        }
+    }
+    free(resized);
+    *chw = out;
+    *H = Hp;
+    *W = Wp;
+    return 0;
+}

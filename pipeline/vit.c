@@ -1,0 +1,713 @@
+/* pipeline/vit.c — the ViT forward: keys and tokens of DINO-style Vision Transformers.
+ *
+ * Network (DINO / timm layout, pre-norm), for an image of grid_h x grid_w patches:
+ *   x0    = [cls + pos_cls ;  patches(chw) W_pe^T + b_pe + resample(pos)]      // (T, D), T = G + cls
+ *   per block:  x += proj(attn(LN1(x)));  x += fc2(GELU(fc1(LN2(x))))
+ *   attn: qkv = LN1(x) W_qkv^T + b_qkv  (T, 3D); per head h (rows h*hd .. of q, k, v):
+ *         O_h = softmax(q_h k_h^T / sqrt(hd)) v_h
+ *   keys   = LN1_last(x_{depth-1}) W_qkv[D:2D]^T + b_qkv[D:2D]   (class row dropped, unscaled)
+ *   tokens = norm(x_depth) when the network has a final norm, else x_depth (class row dropped)
+ * GELU is exact (erf).  Only the blocks before the last run in full when just the keys are wanted.
+ *
+ * Threads.  One OpenMP parallel region per forward.  Each thread owns a contiguous range of token
+ * rows and runs every row-local step on it (LayerNorm, the qkv / proj / fc1 / fc2 products as
+ * single-threaded OpenBLAS sgemm calls on its rows, GELU, residuals); attention is split into
+ * (head, block of query rows) items.  So a block costs two barriers, and OpenBLAS's own thread
+ * pool is never used: vit_init sets it to one thread when OpenBLAS is the pthread build (the
+ * OpenMP build runs single-threaded inside a parallel region by itself), so the two pools cannot
+ * spin against each other.
+ *
+ * Position embedding resampling: see vit_resample_pos in vit.h.
+ */
+#include "pipeline/vit.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/fastmath.h"
+#include "pipeline/kc.h"
+
+/* Query rows per attention work item: the score block (ATT_ROWS, T) stays in L2. */
+#define ATT_ROWS 96
+
+typedef struct vit_block {
+    const float *ln1_w, *ln1_b;   /* (D) */
+    const float *qkv_w, *qkv_b;   /* (3D, D), (3D) */
+    const float *proj_w, *proj_b; /* (D, D), (D) */
+    const float *ln2_w, *ln2_b;   /* (D) */
+    const float *fc1_w, *fc1_b;   /* (M, D), (M) */
+    const float *fc2_w, *fc2_b;   /* (D, M), (D) */
+} vit_block;
+
+struct vit_model {
+    int dim, depth, heads, head_dim, patch, mlp;
+    int pos_n;                 /* trained position grid n x n */
+    int file_cls, file_norm;   /* what the weights hold */
+    int cls, final_norm;       /* what the forward runs (differs under drop_cls) */
+    int posembed_hf;
+    int blas_pool;             /* KC_VIT_THREADING=openblas (benchmarks only) */
+    double ln_eps;
+    float *slab;               /* every tensor the forward uses, copied */
+    const float *pe_w, *pe_b;  /* (D, 3*p*p), (D) */
+    const float *cls_token;    /* (D) or NULL */
+    const float *pos_cls;      /* (D) or NULL */
+    const float *pos;          /* (n*n, D) */
+    const float *norm_w, *norm_b;
+    vit_block *blocks;
+    char describe[256];
+    const char *kind;
+};
+
+struct vit_state {
+    int grid_h, grid_w, n_tok, n_threads;
+    float *pos;      /* (G, D) resampled position embedding */
+    float *patches;  /* (G, 3*p*p) im2col */
+    float *x;        /* (T, D) residual stream */
+    float *xn;       /* (T, D) LayerNorm output */
+    float *qkv;      /* (T, 3D) */
+    float *att;      /* (T, D) attention output, heads concatenated */
+    float *hidden;   /* (T, M) */
+    float *scores;   /* (n_threads, ATT_ROWS, T) */
+};
+
+/* ---- loading ------------------------------------------------------------------------------ */
+
+typedef struct loader {
+    const kc_weights *w;
+    char *used;
+    size_t n_floats;      /* pass 1: count; pass 2: offset */
+    float *slab;
+} loader;
+
+static const char *wpath(const kc_weights *w) { return w->path ? w->path : "(weights)"; }
+
+static int find_index(const kc_weights *w, const char *name)
+{
+    for (int i = 0; i < w->n; i++)
+        if (w->t[i].name && strcmp(w->t[i].name, name) == 0) return i;
+    return -1;
+}
+
+static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
+{
+    size_t k = (size_t)snprintf(buf, n, "(");
+    for (int i = 0; i < ndim && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    if (k < n) snprintf(buf + k, n - k, ")");
+}
+
+static int64_t numel(const kc_tensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+    return n;
+}
+
+/* Looks a tensor up and checks its shape (ndim values in want; -1 matches anything) and values. */
+static int check_tensor(loader *L, const char *name, int ndim, const int64_t *want, int required,
+                        const kc_tensor **out)
+{
+    const kc_weights *w = L->w;
+    *out = NULL;
+    int i = find_index(w, name);
+    if (i < 0) {
+        if (required) return kc_fail("%s: missing tensor %s", wpath(w), name);
+        return 0;
+    }
+    const kc_tensor *t = &w->t[i];
+    int ok = t->ndim == ndim && t->data != NULL;
+    for (int d = 0; ok && d < ndim; d++)
+        if (want[d] >= 0 && t->shape[d] != want[d]) ok = 0;
+    if (!ok) {
+        char got[128], exp[128];
+        shape_str(got, sizeof got, t->ndim, t->shape);
+        shape_str(exp, sizeof exp, ndim, want);
+        for (char *p = exp; *p; p++) /* show -1 as '?' */
+            if (p[0] == '-' && p[1] == '1') { p[0] = ' '; p[1] = '?'; }
+        return kc_fail("%s: tensor %s has shape %s, expected %s", wpath(w), name, got, exp);
+    }
+    int64_t n = numel(t);
+    for (int64_t k = 0; k < n; k++)
+        if (!isfinite(t->data[k]))
+            return kc_fail("%s: tensor %s holds a non-finite value (%g at flat index %lld)",
+                           wpath(w), name, (double)t->data[k], (long long)k);
+    L->used[i] = 1;
+    *out = t;
+    return 1;
+}
+
+#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
+
+/* Reserves room for a tensor in the slab (slab == NULL: counting pass). */
+static const float *take(loader *L, const kc_tensor *t, int64_t offset, int64_t count)
+{
+    size_t at = L->n_floats;
+    L->n_floats += (size_t)count;
+    if (!L->slab) return NULL;
+    memcpy(L->slab + at, t->data + offset, (size_t)count * sizeof(float));
+    return L->slab + at;
+}
+
+static int load_all(vit_model *m, loader *L, const vit_opts *o)
+{
+    const kc_weights *w = L->w;
+    const kc_tensor *t;
+    const int D = m->dim, M = m->mlp, p = m->patch;
+    char name[96];
+
+    KC_TRY(check_tensor(L, "patch_embed.proj.weight", 4, SHAPE(D, 3, p, p), 1, &t));
+    m->pe_w = take(L, t, 0, (int64_t)D * 3 * p * p);
+    KC_TRY(check_tensor(L, "patch_embed.proj.bias", 1, SHAPE(D), 1, &t));
+    m->pe_b = take(L, t, 0, D);
+
+    int has_cls;
+    KC_TRY(has_cls = check_tensor(L, "cls_token", 3, SHAPE(1, 1, D), 0, &t));
+    m->file_cls = has_cls;
+    m->cls = has_cls && !o->drop_cls;
+    m->cls_token = m->cls ? take(L, t, 0, D) : NULL;
+
+    KC_TRY(check_tensor(L, "pos_embed", 3, SHAPE(1, -1, D), 1, &t));
+    int64_t rows = t->shape[1] - has_cls;
+    int n = (int)floor(sqrt((double)(rows > 0 ? rows : 0)) + 0.5);
+    if (rows < 1 || (int64_t)n * n != rows)
+        return kc_fail("%s: tensor pos_embed has %lld rows: not a square grid%s", wpath(w),
+                       (long long)t->shape[1], has_cls ? " plus the class token's row" : "");
+    m->pos_n = n;
+    m->pos_cls = m->cls ? take(L, t, 0, D) : NULL;
+    m->pos = take(L, t, (int64_t)has_cls * D, rows * D);
+
+    for (int b = 0; b < m->depth; b++) {
+        vit_block *B = &m->blocks[b];
+#define BT(field, suffix, nd, ...)                                                             \
+    do {                                                                                       \
+        snprintf(name, sizeof name, "blocks.%d.%s", b, suffix);                                \
+        KC_TRY(check_tensor(L, name, nd, SHAPE(__VA_ARGS__), 1, &t));                          \
+        B->field = take(L, t, 0, numel(t));                                                    \
+    } while (0)
+        BT(ln1_w, "norm1.weight", 1, D);
+        BT(ln1_b, "norm1.bias", 1, D);
+        BT(qkv_w, "attn.qkv.weight", 2, 3 * D, D);
+        BT(qkv_b, "attn.qkv.bias", 1, 3 * D);
+        BT(proj_w, "attn.proj.weight", 2, D, D);
+        BT(proj_b, "attn.proj.bias", 1, D);
+        BT(ln2_w, "norm2.weight", 1, D);
+        BT(ln2_b, "norm2.bias", 1, D);
+        BT(fc1_w, "mlp.fc1.weight", 2, M, D);
+        BT(fc1_b, "mlp.fc1.bias", 1, M);
+        BT(fc2_w, "mlp.fc2.weight", 2, D, M);
+        BT(fc2_b, "mlp.fc2.bias", 1, D);
+#undef BT
+    }
+
+    const kc_tensor *nw, *nb;
+    int has_nw, has_nb;
+    KC_TRY(has_nw = check_tensor(L, "norm.weight", 1, SHAPE(D), 0, &nw));
+    KC_TRY(has_nb = check_tensor(L, "norm.bias", 1, SHAPE(D), 0, &nb));
+    if (has_nw != has_nb)
+        return kc_fail("%s: missing tensor %s", wpath(w), has_nw ? "norm.bias" : "norm.weight");
+    m->file_norm = has_nw;
+    m->final_norm = has_nw && !o->drop_cls;
+    m->norm_w = m->final_norm ? take(L, nw, 0, D) : NULL;
+    m->norm_b = m->final_norm ? take(L, nb, 0, D) : NULL;
+
+    for (int i = 0; i < w->n; i++)
+        if (!L->used[i])
+            return kc_fail("%s: unexpected backbone tensor %s (not part of a ViT of depth %d)",
+                           wpath(w), w->t[i].name ? w->t[i].name : "?", m->depth);
+    return 0;
+}
+
+/* Patch size, width, depth and MLP width from the tensors. */
+static int infer_arch(vit_model *m, const kc_weights *w)
+{
+    int i = find_index(w, "patch_embed.proj.weight");
+    if (i < 0) return kc_fail("%s: missing tensor patch_embed.proj.weight", wpath(w));
+    const kc_tensor *t = &w->t[i];
+    if (t->ndim != 4 || t->shape[1] != 3 || t->shape[2] != t->shape[3] || t->shape[2] < 1 ||
+        t->shape[0] < 1 || t->shape[0] > 65536 || t->shape[2] > 1024) {
+        char got[128];
+        shape_str(got, sizeof got, t->ndim, t->shape);
+        return kc_fail("%s: tensor patch_embed.proj.weight has shape %s, expected (dim, 3, p, p)",
+                       wpath(w), got);
+    }
+    m->dim = (int)t->shape[0];
+    m->patch = (int)t->shape[2];
+    int depth = 0;
+    for (int k = 0; k < w->n; k++) {
+        const char *nm = w->t[k].name;
+        if (!nm || strncmp(nm, "blocks.", 7) != 0) continue;
+        char *end;
+        long b = strtol(nm + 7, &end, 10);
+        if (end == nm + 7 || *end != '.' || b < 0 || b > 4096)
+            return kc_fail("%s: unexpected backbone tensor %s", wpath(w), nm);
+        if (b + 1 > depth) depth = (int)b + 1;
+    }
+    if (depth < 1) return kc_fail("%s: no transformer blocks (tensors blocks.N.*)", wpath(w));
+    m->depth = depth;
+    i = find_index(w, "blocks.0.mlp.fc1.weight");
+    if (i < 0) return kc_fail("%s: missing tensor blocks.0.mlp.fc1.weight", wpath(w));
+    t = &w->t[i];
+    if (t->ndim != 2 || t->shape[0] < 1 || t->shape[0] > (1 << 20) || t->shape[1] != m->dim) {
+        char got[128];
+        shape_str(got, sizeof got, t->ndim, t->shape);
+        return kc_fail("%s: tensor blocks.0.mlp.fc1.weight has shape %s, expected (mlp, %d)",
+                       wpath(w), got, m->dim);
+    }
+    m->mlp = (int)t->shape[0];
+    return 0;
+}
+
+static void blas_single_threaded(void)
+{
+    /* pthread build: our OpenMP threads call sgemm concurrently, each on its own rows. */
+    if (openblas_get_parallel() == 1 && openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+}
+
+int vit_init(vit_model **out, const kc_weights *w, const vit_opts *o)
+{
+    vit_opts def = VIT_OPTS_DEFAULT;
+    if (!o) o = &def;
+    *out = NULL;
+    vit_model *m = kc_calloc(1, sizeof *m);
+    loader L = {w, NULL, 0, NULL};
+    if (infer_arch(m, w) < 0) goto fail;
+
+    int heads = o->heads > 0 ? o->heads : w->config_heads > 0 ? w->config_heads : 0;
+    if (heads <= 0) {
+        if (m->dim % 64 != 0) {
+            kc_fail("%s: cannot infer the number of heads: width %d is not a multiple of 64 "
+                    "(give --heads)", wpath(w), m->dim);
+            goto fail;
+        }
+        heads = m->dim / 64;
+    }
+    if (m->dim % heads != 0) {
+        kc_fail("%s: %d heads do not divide the width %d", wpath(w), heads, m->dim);
+        goto fail;
+    }
+    m->heads = heads;
+    m->head_dim = m->dim / heads;
+    m->ln_eps = o->ln_eps > 0 ? o->ln_eps
+              : !w->hf_names ? 1e-6
+              : w->config_ln_eps > 0 ? w->config_ln_eps : 1e-12;
+    m->posembed_hf = o->posembed_hf != 0;
+
+    m->blocks = kc_calloc((size_t)m->depth, sizeof *m->blocks);
+    L.used = kc_calloc((size_t)(w->n > 0 ? w->n : 1), 1);
+    if (load_all(m, &L, o) < 0) goto fail; /* pass 1: checks and counts */
+    m->slab = kc_malloc(L.n_floats * sizeof(float));
+    L.slab = m->slab;
+    L.n_floats = 0;
+    memset(L.used, 0, (size_t)(w->n > 0 ? w->n : 1));
+    if (load_all(m, &L, o) < 0) goto fail; /* pass 2: copies */
+    free(L.used);
+
+    if (m->file_cls && o->drop_cls)
+        m->kind = "dino converted (--drop-cls: no class token, no final norm)";
+    else if (m->cls && m->final_norm)
+        m->kind = "dino (class token, final norm)";
+    else if (m->cls)
+        m->kind = "class token, no final norm";
+    else if (m->final_norm)
+        m->kind = "no class token, final norm";
+    else
+        m->kind = "selfpatch-like or converted (no class token, no final norm)";
+    snprintf(m->describe, sizeof m->describe,
+             "vit dim=%d depth=%d heads=%d patch=%d mlp=%d cls=%d final_norm=%d pos_grid=%dx%d",
+             m->dim, m->depth, m->heads, m->patch, m->mlp, m->file_cls, m->file_norm, m->pos_n,
+             m->pos_n);
+    blas_single_threaded();
+    const char *th = getenv("KC_VIT_THREADING");
+    m->blas_pool = th && strcmp(th, "openblas") == 0 && openblas_get_parallel() == 1;
+    *out = m;
+    return 0;
+fail:
+    free(L.used);
+    vit_free(m);
+    return -1;
+}
+
+void vit_free(vit_model *m)
+{
+    if (!m) return;
+    free(m->slab);
+    free(m->blocks);
+    free(m);
+}
+
+int vit_patch(const vit_model *m) { return m->patch; }
+int vit_dim(const vit_model *m) { return m->dim; }
+int vit_depth(const vit_model *m) { return m->depth; }
+int vit_heads(const vit_model *m) { return m->heads; }
+int vit_has_cls(const vit_model *m) { return m->cls; }
+const char *vit_describe(const vit_model *m) { return m->describe; }
+double vit_ln_eps(const vit_model *m) { return m->ln_eps; }
+const char *vit_forward_kind(const vit_model *m) { return m->kind; }
+
+double vit_flops(const vit_model *m, int grid_h, int grid_w, int want_tokens)
+{
+    double G = (double)grid_h * grid_w, T = G + m->cls, D = m->dim, M = m->mlp;
+    double p2 = (double)m->patch * m->patch;
+    double block = 2 * T * D * 3 * D + 2 * 2 * T * T * D + 2 * T * D * D + 2 * 2 * T * D * M;
+    double f = 2 * G * 3 * p2 * D + (m->depth - 1) * block;
+    f += want_tokens ? block : 2 * T * D * D;
+    return f;
+}
+
+/* ---- position embedding ------------------------------------------------------------------- */
+
+static float cubic1(float x, float A) { return ((A + 2) * x - (A + 3)) * x * x + 1; }
+static float cubic2(float x, float A) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; }
+
+/* Taps and weights of one output position along one axis (as PyTorch's bicubic upsampling). */
+static void cubic_taps(int n, int g, int hf, int dst, int idx[4], float wt[4])
+{
+    const float A = -0.75f;
+    float scale = hf ? (float)n / (float)g : (float)(1.0 / ((g + 0.1) / n));
+    float src = scale * ((float)dst + 0.5f) - 0.5f;
+    float f = floorf(src);
+    float t = src - f;
+    int i0 = (int)f;
+    wt[0] = cubic2(t + 1.0f, A);
+    wt[1] = cubic1(t, A);
+    wt[2] = cubic1(1.0f - t, A);
+    wt[3] = cubic2(2.0f - t, A);
+    for (int k = 0; k < 4; k++) {
+        int i = i0 - 1 + k;
+        idx[k] = i < 0 ? 0 : i > n - 1 ? n - 1 : i;
+    }
+}
+
+int vit_resample_pos(const float *src, int n, int dim, int grid_h, int grid_w, int hf, float *dst)
+{
+    if (n < 1 || dim < 1 || grid_h < 1 || grid_w < 1)
+        return kc_fail("position embedding: bad sizes n=%d dim=%d grid=%dx%d", n, dim, grid_h,
+                       grid_w);
+    if (grid_h == n && grid_w == n) {
+        memcpy(dst, src, (size_t)n * n * dim * sizeof(float));
+        return 0;
+    }
+    for (int oy = 0; oy < grid_h; oy++) {
+        int iy[4];
+        float wy[4];
+        cubic_taps(n, grid_h, hf, oy, iy, wy);
+        for (int ox = 0; ox < grid_w; ox++) {
+            int ix[4];
+            float wx[4];
+            cubic_taps(n, grid_w, hf, ox, ix, wx);
+            float *o = dst + ((size_t)oy * grid_w + ox) * dim;
+            for (int d = 0; d < dim; d++) {
+                float acc = 0;
+                for (int j = 0; j < 4; j++) {
+                    const float *r = src + (size_t)iy[j] * n * dim + d;
+                    float row = wx[0] * r[(size_t)ix[0] * dim] + wx[1] * r[(size_t)ix[1] * dim] +
+                                wx[2] * r[(size_t)ix[2] * dim] + wx[3] * r[(size_t)ix[3] * dim];
+                    acc += wy[j] * row;
+                }
+                o[d] = acc;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- state -------------------------------------------------------------------------------- */
+
+int vit_state_new(vit_state **out, const vit_model *m, int grid_h, int grid_w)
+{
+    *out = NULL;
+    if (grid_h < 1 || grid_w < 1 || (int64_t)grid_h * grid_w > 1000000)
+        return kc_fail("vit: bad patch grid %dx%d", grid_h, grid_w);
+    vit_state *s = kc_calloc(1, sizeof *s);
+    const size_t G = (size_t)grid_h * grid_w, T = G + (size_t)m->cls, D = (size_t)m->dim;
+    s->grid_h = grid_h;
+    s->grid_w = grid_w;
+    s->n_tok = (int)T;
+    s->n_threads = omp_get_max_threads();
+    if (s->n_threads < 1) s->n_threads = 1;
+    s->pos = kc_malloc(G * D * sizeof(float));
+    s->patches = kc_malloc(G * 3 * (size_t)m->patch * m->patch * sizeof(float));
+    s->x = kc_malloc(T * D * sizeof(float));
+    s->xn = kc_malloc(T * D * sizeof(float));
+    s->qkv = kc_malloc(T * 3 * D * sizeof(float));
+    s->att = kc_malloc(T * D * sizeof(float));
+    s->hidden = kc_malloc(T * (size_t)m->mlp * sizeof(float));
+    s->scores = kc_malloc((size_t)s->n_threads * ATT_ROWS * T * sizeof(float));
+    if (vit_resample_pos(m->pos, m->pos_n, m->dim, grid_h, grid_w, m->posembed_hf, s->pos) < 0) {
+        vit_state_free(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+void vit_state_free(vit_state *s)
+{
+    if (!s) return;
+    free(s->pos);
+    free(s->patches);
+    free(s->x);
+    free(s->xn);
+    free(s->qkv);
+    free(s->att);
+    free(s->hidden);
+    free(s->scores);
+    free(s);
+}
+
+/* ---- kernels ------------------------------------------------------------------------------ */
+
+/* C (M, N) = A (M, K) B^T + beta C, with B (N, K): every product of the forward. */
+static void gemm_nt(int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+                    int ldb, float beta, float *C, int ldc)
+{
+    if (M <= 0 || N <= 0) return;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, alpha, A, lda, B, ldb, beta, C,
+                ldc);
+}
+
+/* y (rows, D) = LayerNorm(x) * g + b, rows with stride ld (x) and ldy (y). */
+static void layer_norm(const float *x, int ldx, float *y, int ldy, int rows, int D, const float *g,
+                       const float *b, float eps)
+{
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * ldx;
+        float *yr = y + (size_t)r * ldy;
+        float sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int i = 0; i < D; i++) sum += xr[i];
+        float mean = sum / (float)D;
+        float var = 0;
+#pragma omp simd reduction(+ : var)
+        for (int i = 0; i < D; i++) {
+            float d = xr[i] - mean;
+            var += d * d;
+        }
+        float rstd = 1.0f / sqrtf(var / (float)D + eps);
+#pragma omp simd
+        for (int i = 0; i < D; i++) yr[i] = (xr[i] - mean) * rstd * g[i] + b[i];
+    }
+}
+
+static void add_bias(float *c, int ldc, int rows, int N, const float *bias)
+{
+    for (int r = 0; r < rows; r++) {
+        float *cr = c + (size_t)r * ldc;
+#pragma omp simd
+        for (int i = 0; i < N; i++) cr[i] += bias[i];
+    }
+}
+
+static void bias_gelu(float *c, int rows, int N, const float *bias)
+{
+    for (int r = 0; r < rows; r++) {
+        float *cr = c + (size_t)r * N;
+#pragma omp simd
+        for (int i = 0; i < N; i++) cr[i] = kc_gelu(cr[i] + bias[i]);
+    }
+}
+
+static void softmax_rows(float *s, int rows, int n)
+{
+    for (int r = 0; r < rows; r++) {
+        float *sr = s + (size_t)r * n;
+        float mx = sr[0];
+#pragma omp simd reduction(max : mx)
+        for (int i = 0; i < n; i++) mx = sr[i] > mx ? sr[i] : mx;
+        float sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int i = 0; i < n; i++) {
+            float e = kc_expf(sr[i] - mx);
+            sr[i] = e;
+            sum += e;
+        }
+        float inv = 1.0f / sum;
+#pragma omp simd
+        for (int i = 0; i < n; i++) sr[i] *= inv;
+    }
+}
+
+/* Rows r0..r1 of the patch embedding (token rows, class row included when present). */
+static void embed_rows(const vit_model *m, vit_state *s, const float *chw, int r0, int r1)
+{
+    const int D = m->dim, p = m->patch, gw = s->grid_w, W = gw * p, H = s->grid_h * p;
+    const int K = 3 * p * p;
+    if (m->cls && r0 == 0) {
+        for (int i = 0; i < D; i++) s->x[i] = m->cls_token[i] + m->pos_cls[i];
+        r0 = 1;
+    }
+    int g0 = r0 - m->cls, g1 = r1 - m->cls;
+    if (g1 <= g0) return;
+    for (int g = g0; g < g1; g++) {
+        int gy = g / gw, gx = g % gw;
+        float *row = s->patches + (size_t)g * K;
+        for (int c = 0; c < 3; c++)
+            for (int ky = 0; ky < p; ky++)
+                memcpy(row + (c * p + ky) * p,
+                       chw + ((size_t)c * H + (size_t)gy * p + ky) * W + (size_t)gx * p,
+                       (size_t)p * sizeof(float));
+    }
+    float *xr = s->x + (size_t)r0 * D;
+    gemm_nt(g1 - g0, D, K, 1.0f, s->patches + (size_t)g0 * K, K, m->pe_w, K, 0.0f, xr, D);
+    for (int g = g0; g < g1; g++) {
+        float *o = s->x + (size_t)(g + m->cls) * D;
+        const float *pe = s->pos + (size_t)g * D;
+#pragma omp simd
+        for (int i = 0; i < D; i++) o[i] += m->pe_b[i] + pe[i];
+    }
+}
+
+/* Attention of head h for query rows q0..q1 into s->att. */
+static void attention_item(const vit_model *m, vit_state *s, float *scores, int h, int q0, int q1)
+{
+    const int D = m->dim, hd = m->head_dim, T = s->n_tok, ld = 3 * D;
+    const float *q = s->qkv + (size_t)q0 * ld + (size_t)h * hd;
+    const float *k = s->qkv + D + (size_t)h * hd;
+    const float *v = s->qkv + 2 * D + (size_t)h * hd;
+    int rows = q1 - q0;
+    gemm_nt(rows, T, hd, 1.0f / sqrtf((float)hd), q, ld, k, ld, 0.0f, scores, T);
+    softmax_rows(scores, rows, T);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hd, T, 1.0f, scores, T, v, ld,
+                0.0f, s->att + (size_t)q0 * D + (size_t)h * hd, D);
+}
+
+/* The other way to share two cores, kept for tests/bench_vit.sh (KC_VIT_THREADING=openblas):
+ * every product over all rows on OpenBLAS's own thread pool, OpenMP only for the row-wise steps
+ * and the attention items (OpenBLAS single-threaded inside those).  Same results. */
+#define ROWS_PARALLEL(nt, T, body)                                                               \
+    _Pragma("omp parallel for num_threads(nt) schedule(static)")                               \
+    for (int c_ = 0; c_ < (nt); c_++) {                                                         \
+        const int r0 = (int)((int64_t)(T) * c_ / (nt)), r1 = (int)((int64_t)(T) * (c_ + 1) / (nt)); \
+        body                                                                                     \
+    }
+
+static int forward_blas_pool(const vit_model *m, vit_state *s, const float *chw, float *keys,
+                             float *tokens)
+{
+    const int D = m->dim, M = m->mlp, T = s->n_tok, cls = m->cls, nt = s->n_threads;
+    const float eps = (float)m->ln_eps;
+    const int per_head = (T + ATT_ROWS - 1) / ATT_ROWS, n_items = m->heads * per_head;
+    const int full_blocks = tokens ? m->depth : m->depth - 1;
+    openblas_set_num_threads(nt);
+    embed_rows(m, s, chw, 0, T);
+    for (int b = 0; b < m->depth; b++) {
+        const vit_block *B = &m->blocks[b];
+        const int full = b < full_blocks;
+        ROWS_PARALLEL(nt, T, layer_norm(s->x + (size_t)r0 * D, D, s->xn + (size_t)r0 * D, D,
+                                        r1 - r0, D, B->ln1_w, B->ln1_b, eps);)
+        if (full) {
+            gemm_nt(T, 3 * D, D, 1.0f, s->xn, D, B->qkv_w, D, 0.0f, s->qkv, 3 * D);
+            add_bias(s->qkv, 3 * D, T, 3 * D, B->qkv_b);
+        } else {
+            gemm_nt(T, D, D, 1.0f, s->xn, D, B->qkv_w + (size_t)D * D, D, 0.0f, s->qkv + D, 3 * D);
+            add_bias(s->qkv + D, 3 * D, T, D, B->qkv_b + D);
+        }
+        if (keys && b == m->depth - 1)
+            for (int r = cls; r < T; r++)
+                memcpy(keys + (size_t)(r - cls) * D, s->qkv + (size_t)r * 3 * D + D,
+                       (size_t)D * sizeof(float));
+        if (!full) break;
+        openblas_set_num_threads(1);
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+        for (int it = 0; it < n_items; it++) {
+            int h = it % m->heads, q0 = it / m->heads * ATT_ROWS;
+            int q1 = q0 + ATT_ROWS < T ? q0 + ATT_ROWS : T;
+            attention_item(m, s, s->scores + (size_t)omp_get_thread_num() * ATT_ROWS * T, h, q0, q1);
+        }
+        openblas_set_num_threads(nt);
+        gemm_nt(T, D, D, 1.0f, s->att, D, B->proj_w, D, 1.0f, s->x, D);
+        ROWS_PARALLEL(nt, T, add_bias(s->x + (size_t)r0 * D, D, r1 - r0, D, B->proj_b);
+                      layer_norm(s->x + (size_t)r0 * D, D, s->xn + (size_t)r0 * D, D, r1 - r0, D,
+                                 B->ln2_w, B->ln2_b, eps);)
+        gemm_nt(T, M, D, 1.0f, s->xn, D, B->fc1_w, D, 0.0f, s->hidden, M);
+        ROWS_PARALLEL(nt, T, bias_gelu(s->hidden + (size_t)r0 * M, r1 - r0, M, B->fc1_b);)
+        gemm_nt(T, D, M, 1.0f, s->hidden, M, B->fc2_w, M, 1.0f, s->x, D);
+        add_bias(s->x, D, T, D, B->fc2_b);
+    }
+    if (tokens) {
+        if (m->final_norm)
+            layer_norm(s->x + (size_t)cls * D, D, tokens, D, T - cls, D, m->norm_w, m->norm_b, eps);
+        else
+            memcpy(tokens, s->x + (size_t)cls * D, (size_t)(T - cls) * D * sizeof(float));
+    }
+    openblas_set_num_threads(1);
+    return 0;
+}
+
+int vit_forward(const vit_model *m, vit_state *s, const float *chw, int grid_h, int grid_w,
+                float *keys, float *tokens)
+{
+    if (grid_h != s->grid_h || grid_w != s->grid_w)
+        return kc_fail("vit: state made for a %dx%d grid used for %dx%d", s->grid_h, s->grid_w,
+                       grid_h, grid_w);
+    if (!keys && !tokens) return 0;
+    if (m->blas_pool) return forward_blas_pool(m, s, chw, keys, tokens);
+    const int D = m->dim, M = m->mlp, T = s->n_tok, cls = m->cls;
+    const float eps = (float)m->ln_eps;
+    const int n_items_per_head = (T + ATT_ROWS - 1) / ATT_ROWS;
+    const int n_items = m->heads * n_items_per_head;
+    const int full_blocks = tokens ? m->depth : m->depth - 1;
+
+#pragma omp parallel num_threads(s->n_threads)
+    {
+        const int nt = omp_get_num_threads(), tid = omp_get_thread_num();
+        const int r0 = (int)((int64_t)T * tid / nt), r1 = (int)((int64_t)T * (tid + 1) / nt);
+        const int rows = r1 - r0;
+        float *scores = s->scores + (size_t)tid * ATT_ROWS * T;
+        float *xr = s->x + (size_t)r0 * D, *xnr = s->xn + (size_t)r0 * D;
+        float *qkvr = s->qkv + (size_t)r0 * 3 * D;
+
+        embed_rows(m, s, chw, r0, r1);
+        for (int b = 0; b < m->depth; b++) {
+            const vit_block *B = &m->blocks[b];
+            const int full = b < full_blocks;
+            layer_norm(xr, D, xnr, D, rows, D, B->ln1_w, B->ln1_b, eps);
+            if (full) {
+                gemm_nt(rows, 3 * D, D, 1.0f, xnr, D, B->qkv_w, D, 0.0f, qkvr, 3 * D);
+                add_bias(qkvr, 3 * D, rows, 3 * D, B->qkv_b);
+            } else { /* keys only: the k rows of qkv */
+                gemm_nt(rows, D, D, 1.0f, xnr, D, B->qkv_w + (size_t)D * D, D, 0.0f, qkvr + D,
+                        3 * D);
+                add_bias(qkvr + D, 3 * D, rows, D, B->qkv_b + D);
+            }
+            if (keys && b == m->depth - 1)
+                for (int r = r0 > cls ? r0 : cls; r < r1; r++)
+                    memcpy(keys + (size_t)(r - cls) * D, s->qkv + (size_t)r * 3 * D + D,
+                           (size_t)D * sizeof(float));
+            if (!full) break;
+#pragma omp barrier
+#pragma omp for schedule(dynamic, 1)
+            for (int it = 0; it < n_items; it++) {
+                int h = it % m->heads, blk = it / m->heads;
+                int q0 = blk * ATT_ROWS, q1 = q0 + ATT_ROWS < T ? q0 + ATT_ROWS : T;
+                attention_item(m, s, scores, h, q0, q1);
+            }
+            /* (implicit barrier) the rest is local to this thread's rows */
+            float *attr = s->att + (size_t)r0 * D;
+            float *hid = s->hidden + (size_t)r0 * M;
+            gemm_nt(rows, D, D, 1.0f, attr, D, B->proj_w, D, 1.0f, xr, D);
+            add_bias(xr, D, rows, D, B->proj_b);
+            layer_norm(xr, D, xnr, D, rows, D, B->ln2_w, B->ln2_b, eps);
+            gemm_nt(rows, M, D, 1.0f, xnr, D, B->fc1_w, D, 0.0f, hid, M);
+            bias_gelu(hid, rows, M, B->fc1_b);
+            gemm_nt(rows, D, M, 1.0f, hid, M, B->fc2_w, M, 1.0f, xr, D);
+            add_bias(xr, D, rows, D, B->fc2_b);
+        }
+        if (tokens) {
+            int a = r0 > cls ? r0 : cls;
+            if (r1 > a) {
+                float *dst = tokens + (size_t)(a - cls) * D;
+                const float *src = s->x + (size_t)a * D;
+                if (m->final_norm)
+                    layer_norm(src, D, dst, D, r1 - a, D, m->norm_w, m->norm_b, eps);
+                else
+                    memcpy(dst, src, (size_t)(r1 - a) * D * sizeof(float));
+            }
+        }
+    }
+    return 0;
+}

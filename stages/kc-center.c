@@ -1,0 +1,152 @@
+/* stages/kc-center.c — subtract each image's mean key from its keys.
+ *
+ *   kc-center IN.h5 OUT.h5
+ *
+ * For every image of a features cache: keys' = keys - mean over the image's tokens of keys (the
+ * mean summed in double, in token order).  OUT has IN's layout and index, so every later stage
+ * reads either.  The removed mean's Euclidean norm is stored per image as the float attribute
+ * `mean_norm` on its /features/keys/<id> dataset.  Other feature kinds (/features/tokens) are
+ * copied unchanged.  Provenance: IN's root attributes, plus input (IN's path),
+ * input_content_hash, centered ("keys") and the command line.  Resumable and atomic (batches of 16
+ * images as pieces in OUT.partial/, merged into OUT at the end).
+ */
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/cache.h"
+#include "pipeline/kc.h"
+#include "pipeline/progress.h"
+
+enum { BATCH = 16 };
+
+static void usage(int status)
+{
+    fprintf(status ? stderr : stdout,
+            "usage: kc-center IN.h5 OUT.h5\n"
+            "\n"
+            "Subtracts each image's mean key (over its tokens) from its keys.  OUT has the layout and\n"
+            "index of IN; each /features/keys/<id> carries the removed mean's norm as attribute\n"
+            "mean_norm.  /features/tokens, when present, is copied unchanged.  Rerunning after an\n"
+            "interruption resumes from OUT.partial/.\n"
+            "\n"
+            "example:\n"
+            "  kc-center cache/dino/voc12-val/keys.h5 cache/dino/voc12-val/centered.h5\n");
+    exit(status);
+}
+
+/* Root attributes written fresh for every cache, never copied from the input. */
+static int prov_reserved(const char *key)
+{
+    static const char *const r[] = {"format", "format_version", "code_version", "created", "content_hash", "command"};
+    for (size_t i = 0; i < sizeof r / sizeof *r; i++)
+        if (!strcmp(key, r[i])) return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    kc_set_prog("kc-center");
+    kc_set_cmdline(argc, argv);
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) usage(0);
+    if (argc != 3) usage(2);
+    if (argv[1][0] == '-' || argv[2][0] == '-') kc_die_msg("unknown option %s (see --help)", argv[1][0] == '-' ? argv[1] : argv[2]);
+    const char *in = argv[1], *out = argv[2];
+    openblas_set_num_threads(1);
+    double t0 = kc_now();
+    cache_reader r;
+    if (cache_open(&r, in, CACHE_FORMAT_FEATURES) < 0) kc_die();
+    const int n = r.index.n;
+    const char *hash = cache_content_hash(&r);
+    char *d0k = kc_strfmt("/features/keys/%s", r.index.ids[0]), *d0t = kc_strfmt("/features/tokens/%s", r.index.ids[0]);
+    int has_keys = cache_has(&r, d0k), has_tokens = cache_has(&r, d0t);
+    free(d0k);
+    free(d0t);
+    if (!has_keys) kc_die_msg("%s: no /features/keys (kc-center centres keys; was it extracted with --features tokens?)", in);
+    const char *parts[] = {"kc-center", KC_VERSION, in, hash ? hash : "", has_tokens ? "tokens" : ""};
+    char fp[65];
+    cache_fingerprint(fp, 5, parts);
+    int n_batches = (n + BATCH - 1) / BATCH;
+    cache_writer w;
+    if (cache_writer_open(&w, out, CACHE_FORMAT_FEATURES, fp, n_batches) < 0) kc_die();
+    progress p;
+    progress_init(&p, "center", n, "images");
+    for (int b = 0; b < n_batches; b++) {
+        int i0 = b * BATCH, i1 = i0 + BATCH < n ? i0 + BATCH : n;
+        if (cache_writer_have(&w, b)) {
+            progress_skip(&p, i1 - i0);
+            continue;
+        }
+        cache_piece *pc = cache_piece_new(&w, b);
+        for (int i = i0; i < i1; i++) {
+            const char *id = r.index.ids[i];
+            char *dk = kc_strfmt("/features/keys/%s", id);
+            float *keys;
+            int n_tok, dim;
+            if (cache_read_f32(&r, dk, &keys, &n_tok, &dim) < 0) {
+                cache_piece_abort(pc);
+                kc_die();
+            }
+            if (n_tok != r.index.grid[2 * i] * r.index.grid[2 * i + 1]) {
+                cache_piece_abort(pc);
+                kc_die_msg("%s: %s has %d tokens but its grid is %dx%d", in, dk, n_tok, r.index.grid[2 * i],
+                           r.index.grid[2 * i + 1]);
+            }
+            double *mean = kc_calloc((size_t)dim, sizeof *mean), norm = 0;
+            for (int t = 0; t < n_tok; t++)
+                for (int k = 0; k < dim; k++) mean[k] += keys[(size_t)t * dim + k];
+            for (int k = 0; k < dim; k++) {
+                mean[k] /= n_tok;
+                norm += mean[k] * mean[k];
+            }
+            for (int t = 0; t < n_tok; t++)
+                for (int k = 0; k < dim; k++) keys[(size_t)t * dim + k] = (float)(keys[(size_t)t * dim + k] - mean[k]);
+            float mn = (float)sqrt(norm);
+            int64_t dims[2] = {n_tok, dim};
+            if (cache_piece_put_f32(pc, dk, keys, 2, dims) < 0 || cache_piece_attr_f32(pc, dk, "mean_norm", &mn, 1) < 0) {
+                cache_piece_abort(pc);
+                kc_die();
+            }
+            free(mean);
+            free(keys);
+            free(dk);
+            if (has_tokens) {
+                char *dt = kc_strfmt("/features/tokens/%s", id);
+                float *tok;
+                int rows, cols;
+                if (cache_read_f32(&r, dt, &tok, &rows, &cols) < 0) {
+                    cache_piece_abort(pc);
+                    kc_die();
+                }
+                int64_t tdims[2] = {rows, cols};
+                if (cache_piece_put_f32(pc, dt, tok, 2, tdims) < 0) {
+                    cache_piece_abort(pc);
+                    kc_die();
+                }
+                free(tok);
+                free(dt);
+            }
+            progress_add(&p, 1);
+        }
+        if (cache_piece_commit(pc) < 0) kc_die();
+    }
+    progress_end(&p);
+    cache_prov prov = {0, NULL, NULL};
+    for (int k = 0; k < r.prov.n; k++)
+        if (!prov_reserved(r.prov.key[k])) prov_set(&prov, r.prov.key[k], r.prov.value[k]);
+    prov_set(&prov, "command", kc_cmdline());
+    prov_set(&prov, "input", in);
+    prov_set(&prov, "input_content_hash", hash ? hash : "");
+    prov_set(&prov, "centered", "keys");
+    if (cache_writer_finish(&w, &r.index, &prov) < 0) kc_die();
+    prov_free(&prov);
+    cache_writer_free(&w);
+    cache_close(&r);
+    char took[32];
+    progress_fmt_time(kc_now() - t0, took, sizeof took);
+    kc_info("wrote %s (%d images) in %s", out, n, took);
+    return 0;
+}

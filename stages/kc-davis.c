@@ -1,0 +1,83 @@
+/* stages/kc-davis.c — J, F and J&F of a DAVIS-2017 results folder, as the official
+ * davis2017-evaluation (semi-supervised task) computes them.  See eval/davis_jf.h.
+ *
+ *   kc-davis --results DIR --davis ROOT --split NAME [--force]
+ *
+ * Writes DIR/global_results-<split>.csv, DIR/per-sequence_results-<split>.csv (the official
+ * columns, %.3f) and DIR/global_results-<split>.json (full precision, per object and per frame).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/davis_jf.h"
+#include "pipeline/kc.h"
+
+static void usage(int status)
+{
+    fprintf(status ? stderr : stdout,
+            "usage: kc-davis --results DIR --davis ROOT --split NAME [--force]\n"
+            "\n"
+            "Scores the palette PNGs DIR/<sequence>/<frame>.png against the DAVIS-2017 ground truth\n"
+            "ROOT/Annotations/480p/ of the sequences in ROOT/ImageSets/2017/NAME.txt, exactly as the\n"
+            "official davis2017-evaluation (semi-supervised) does: J, F, J&F with recall and decay.\n"
+            "Writes DIR/global_results-NAME.csv, DIR/per-sequence_results-NAME.csv and\n"
+            "DIR/global_results-NAME.json; refuses to overwrite them unless --force is given.\n"
+            "\n"
+            "example:\n"
+            "  kc-davis --results results/dino/davis17-val --davis /data/DAVIS --split val\n");
+    exit(status);
+}
+
+int main(int argc, char **argv)
+{
+    kc_set_prog("kc-davis");
+    kc_set_cmdline(argc, argv);
+    const char *results = NULL, *root = NULL, *split = NULL;
+    int force = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
+        if (!strcmp(a, "--force")) {
+            force = 1;
+            continue;
+        }
+        if (i + 1 >= argc) kc_die_msg("%s needs a value (see --help)", a);
+        if (!strcmp(a, "--results"))
+            results = argv[++i];
+        else if (!strcmp(a, "--davis"))
+            root = argv[++i];
+        else if (!strcmp(a, "--split"))
+            split = argv[++i];
+        else
+            kc_die_msg("unknown option %s (see --help)", a);
+    }
+    if (!results || !root || !split) kc_die_msg("--results, --davis and --split are required (see --help)");
+    double t0 = kc_now();
+    /* Refuse early, before the work, when the outputs exist. */
+    if (!force) {
+        const char *names[3] = {"global_results-%s.csv", "per-sequence_results-%s.csv", "global_results-%s.json"};
+        for (int k = 0; k < 3; k++) {
+            char *name = kc_strfmt(names[k], split);
+            char *p = kc_strfmt("%s/%s", results, name);
+            if (kc_exists(p))
+                kc_die_msg("%s: exists; not overwritten (use --force to recompute and replace it)", p);
+            free(p);
+            free(name);
+        }
+    }
+    davis_eval ev;
+    if (davis_evaluate(results, root, split, &ev) < 0) kc_die();
+    if (davis_write_outputs(&ev, results, split, force) < 0) kc_die();
+    printf("%-10s", "");
+    for (int k = 0; k < DAVIS_N_GLOBAL; k++) printf(" %9s", davis_global_names[k]);
+    printf("\n%-10s", split);
+    for (int k = 0; k < DAVIS_N_GLOBAL; k++) printf(" %9.3f", ev.global[k]);
+    printf("\n");
+    char took[32];
+    double dt = kc_now() - t0;
+    snprintf(took, sizeof took, "%.1fs", dt);
+    kc_info("%d sequences, %d objects, %d scored frames in %s", ev.n_seq, ev.n_obj, ev.n_frames, took);
+    davis_eval_free(&ev);
+    return 0;
+}

@@ -1,0 +1,188 @@
+/* stages/kc-decode.c — normalized-cut decoding of a features cache into a masks cache.
+ *
+ *   kc-decode --features FILE [--kind keys|tokens] (--setting ID | --grid FILE) --out masks.h5
+ *
+ * Writes /masks/<setting id>/<image id> uint8 (grid_h, grid_w) (0 background, r the mask of
+ * round r) with float attributes lambda2 and eigengap (one per round, NaN for a round not run)
+ * and int degenerate; /index copied from the features cache; provenance: the features cache's
+ * root attributes plus features (its path), features_content_hash, feature_kind, settings (the
+ * number) and the command line.  Work is shared across settings as decoders/grid.h describes.
+ * Images of a batch (16) are decoded in parallel (OpenMP), one image per thread; the output does
+ * not depend on the number of threads.  Resumable and atomic (pieces in OUT.partial/).
+ */
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoders/grid.h"
+#include "pipeline/cache.h"
+#include "pipeline/kc.h"
+#include "pipeline/progress.h"
+
+enum { BATCH = 16 };
+
+static void usage(int status)
+{
+    fprintf(status ? stderr : stdout,
+            "usage: kc-decode --features FILE [--kind keys|tokens] (--setting ID | --grid FILE) --out masks.h5\n"
+            "\n"
+            "Finds objects without labels: a normalized cut of each image's patch graph (TokenCut /\n"
+            "MaskCut style), for one decoder setting or every setting of a grid.\n"
+            "\n"
+            "  --features FILE  a features cache (kc-extract or kc-center output)\n"
+            "  --kind K         keys (default) or tokens\n"
+            "  --setting ID     one setting, e.g. t0.20-bin-mean-seed-n1 (TokenCut) or\n"
+            "                   t0.15-bin-mean-corners-n3 (MaskCut): tau-edges-split-foreground-masks\n"
+            "  --grid FILE      every setting of a grid file (configs/sweep.ini: 144 settings)\n"
+            "  --out FILE       the masks cache to write (an interrupted run resumes from FILE.partial/)\n"
+            "\n"
+            "examples:\n"
+            "  kc-decode --features cache/dino/voc12-val/centered.h5 --grid configs/sweep.ini \\\n"
+            "            --out cache/dino/voc12-val/masks.h5\n"
+            "  kc-decode --features keys.h5 --setting t0.20-bin-mean-seed-n1 --out one.h5\n");
+    exit(status);
+}
+
+static int prov_reserved(const char *key)
+{
+    static const char *const r[] = {"format", "format_version", "code_version", "created", "content_hash", "command"};
+    for (size_t i = 0; i < sizeof r / sizeof *r; i++)
+        if (!strcmp(key, r[i])) return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    kc_set_prog("kc-decode");
+    kc_set_cmdline(argc, argv);
+    const char *features = NULL, *kind = "keys", *setting = NULL, *grid_path = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
+        const char **dst = !strcmp(a, "--features") ? &features
+                           : !strcmp(a, "--kind")   ? &kind
+                           : !strcmp(a, "--setting") ? &setting
+                           : !strcmp(a, "--grid")   ? &grid_path
+                           : !strcmp(a, "--out")    ? &out
+                                                    : NULL;
+        if (!dst) kc_die_msg("unknown option '%s' (see --help)", a);
+        if (i + 1 >= argc) kc_die_msg("%s needs a value", a);
+        *dst = argv[++i];
+    }
+    if (!features || !out) kc_die_msg("--features and --out are required (see --help)");
+    if (!setting == !grid_path) kc_die_msg("give exactly one of --setting ID and --grid FILE");
+    if (strcmp(kind, "keys") && strcmp(kind, "tokens")) kc_die_msg("--kind must be keys or tokens (got '%s')", kind);
+    openblas_set_num_threads(1);
+    double t0 = kc_now();
+    ncut_grid grid;
+    if ((setting ? ncut_grid_single(&grid, setting) : ncut_grid_load(&grid, grid_path)) < 0) kc_die();
+    cache_reader r;
+    if (cache_open(&r, features, CACHE_FORMAT_FEATURES) < 0) kc_die();
+    const int n = r.index.n;
+    char *d0 = kc_strfmt("/features/%s/%s", kind, r.index.ids[0]);
+    if (!cache_has(&r, d0)) kc_die_msg("%s: no /features/%s (choose --kind %s)", features, kind, strcmp(kind, "keys") ? "keys" : "tokens");
+    free(d0);
+    const char *hash = cache_content_hash(&r);
+    /* the fingerprint: everything the output depends on */
+    int n_parts = 5 + grid.n;
+    const char **parts = kc_malloc((size_t)n_parts * sizeof *parts);
+    parts[0] = "kc-decode";
+    parts[1] = KC_VERSION;
+    parts[2] = features;
+    parts[3] = hash ? hash : "";
+    parts[4] = kind;
+    for (int s = 0; s < grid.n; s++) parts[5 + s] = grid.set[s].id;
+    char fp[65];
+    cache_fingerprint(fp, n_parts, parts);
+    free(parts);
+    int n_batches = (n + BATCH - 1) / BATCH;
+    cache_writer w;
+    if (cache_writer_open(&w, out, CACHE_FORMAT_MASKS, fp, n_batches) < 0) kc_die();
+    kc_info("%d images, %d settings, %s", n, grid.n, kind);
+    progress p;
+    progress_init(&p, "decode", n, "images");
+    ncut_stats total = {0, 0, 0, 0};
+    ncut_result *res = kc_calloc((size_t)BATCH * grid.n, sizeof *res); // (BATCH, settings)
+    int rc_img[BATCH];
+    char err[BATCH][1024];
+    for (int b = 0; b < n_batches; b++) {
+        int i0 = b * BATCH, i1 = i0 + BATCH < n ? i0 + BATCH : n;
+        if (cache_writer_have(&w, b)) {
+            progress_skip(&p, i1 - i0);
+            continue;
+        }
+        ncut_stats st[BATCH];
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int i = i0; i < i1; i++) {
+            int k = i - i0;
+            st[k] = (ncut_stats){0, 0, 0, 0};
+            char *dset = kc_strfmt("/features/%s/%s", kind, r.index.ids[i]);
+            float *feats = NULL;
+            int n_tok, dim, gh = r.index.grid[2 * i], gw = r.index.grid[2 * i + 1];
+            rc_img[k] = cache_read_f32(&r, dset, &feats, &n_tok, &dim);
+            if (rc_img[k] == 0 && n_tok != gh * gw)
+                rc_img[k] = kc_fail("%s: %s has %d tokens but its grid is %dx%d", features, dset, n_tok, gh, gw);
+            if (rc_img[k] == 0) {
+                char *what = kc_strfmt("%s: %s", features, dset);
+                rc_img[k] = ncut_grid_run(&grid, feats, gh, gw, dim, what, res + (size_t)k * grid.n, &st[k]);
+                free(what);
+            }
+            if (rc_img[k] < 0) snprintf(err[k], sizeof err[k], "%s", kc_error());
+            free(feats);
+            free(dset);
+            progress_add(&p, 1);
+        }
+        for (int k = 0; k < i1 - i0; k++)
+            if (rc_img[k] < 0) {
+                kc_set_error(err[k]);
+                kc_die();
+            }
+        cache_piece *pc = cache_piece_new(&w, b);
+        for (int s = 0; s < grid.n; s++)
+            for (int i = i0; i < i1; i++) {
+                ncut_result *rs = &res[(size_t)(i - i0) * grid.n + s];
+                char *dset = kc_strfmt("/masks/%s/%s", grid.set[s].id, r.index.ids[i]);
+                int64_t dims[2] = {r.index.grid[2 * i], r.index.grid[2 * i + 1]};
+                if (cache_piece_put_u8(pc, dset, rs->labels, 2, dims) < 0 ||
+                    cache_piece_attr_f32(pc, dset, "lambda2", rs->lambda2, rs->n_masks) < 0 ||
+                    cache_piece_attr_f32(pc, dset, "eigengap", rs->eigengap, rs->n_masks) < 0 ||
+                    cache_piece_attr_i32(pc, dset, "degenerate", rs->degenerate) < 0) {
+                    cache_piece_abort(pc);
+                    kc_die();
+                }
+                free(dset);
+            }
+        if (cache_piece_commit(pc) < 0) kc_die();
+        for (int k = 0; k < i1 - i0; k++) {
+            ncut_results_free(res + (size_t)k * grid.n, grid.n);
+            total.solves += st[k].solves;
+            total.reused += st[k].reused;
+            total.dense += st[k].dense;
+            total.matvecs += st[k].matvecs;
+        }
+    }
+    progress_end(&p);
+    free(res);
+    cache_prov prov = {0, NULL, NULL};
+    for (int k = 0; k < r.prov.n; k++)
+        if (!prov_reserved(r.prov.key[k])) prov_set(&prov, r.prov.key[k], r.prov.value[k]);
+    prov_set(&prov, "command", kc_cmdline());
+    prov_set(&prov, "features", features);
+    prov_set(&prov, "features_content_hash", hash ? hash : "");
+    prov_set(&prov, "feature_kind", kind);
+    prov_setf(&prov, "settings", "%d", grid.n);
+    prov_set(&prov, "decoder", "normalized cut (DESIGN.md Decoders), eps 1e-5, degenerate below eigengap 1e-6");
+    if (cache_writer_finish(&w, &r.index, &prov) < 0) kc_die();
+    prov_free(&prov);
+    cache_writer_free(&w);
+    cache_close(&r);
+    ncut_grid_free(&grid);
+    char took[32];
+    progress_fmt_time(kc_now() - t0, took, sizeof took);
+    if (total.solves)
+        kc_info("%ld eigen-solves (%ld shared, %ld dense), %.0f products per Krylov solve", total.solves, total.reused,
+                total.dense, (double)total.matvecs / (double)(total.solves - total.dense > 0 ? total.solves - total.dense : 1));
+    kc_info("wrote %s (%d images x %d settings) in %s", out, n, grid.n, took);
+    return 0;
+}

@@ -1,0 +1,329 @@
+/* stages/kc-score.c — VOC Jaccard and CorLoc of every setting in a masks cache.
+ *
+ *   kc-score --masks FILE --voc ROOT --split FILE --out DIR [--ledger FILE] [--network NAME]
+ *   kc-score --make-selection TRAIN_LIST --out DIR [--count N]
+ *
+ * Scoring writes DIR/<setting id>.csv (header id,setting,jaccard,corloc,area,lambda2,eigengap,
+ * degenerate; lambda2 and eigengap of round 1), DIR/summary.csv (setting,images,jaccard,corloc)
+ * and, when a network name is known, DIR/network; every file atomically.  Only after all of them
+ * are written is one line appended to the ledger (see eval/ledger.h).  The masks cache must hold
+ * exactly the split's ids, with the ground truth's image sizes, a known `policy` root attribute,
+ * a `patch` attribute (required for native16) and grids that fit the policy.
+ *
+ * --make-selection writes the selection split (datasets/splits.h) DIR/select<N>.txt and its
+ * .sha256; it opens no labels and appends nothing to the ledger.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datasets/splits.h"
+#include "datasets/voc.h"
+#include "eval/ledger.h"
+#include "eval/voc_metrics.h"
+#include "pipeline/cache.h"
+#include "pipeline/kc.h"
+#include "pipeline/progress.h"
+#include "pipeline/sha256.h"
+
+static void usage(int status)
+{
+    fprintf(status ? stderr : stdout,
+            "usage: kc-score --masks FILE --voc ROOT --split FILE --out DIR [--ledger FILE] [--network NAME]\n"
+            "       kc-score --make-selection TRAIN_LIST --out DIR [--count N]\n"
+            "\n"
+            "Scores every setting of a masks cache on VOC ground truth (Jaccard, CorLoc): writes\n"
+            "DIR/<setting>.csv and DIR/summary.csv, then appends one line to the ledger\n"
+            "(default ./ledger.tsv).  --make-selection writes the selection split: the first N\n"
+            "(default 1000) ids of TRAIN_LIST in sha256 order, as DIR/selectN.txt and its .sha256.\n"
+            "\n"
+            "example:\n"
+            "  kc-score --make-selection VOC2012/ImageSets/Segmentation/train.txt --out datasets/splits\n"
+            "  kc-score --masks out/dino/masks.h5 --voc VOC2012 --split datasets/splits/select1000.txt \\\n"
+            "           --out out/dino/scores --network dino\n");
+    exit(status);
+}
+
+typedef struct image_gt {
+    voc_cells cells;
+    int ok;
+} image_gt;
+
+/* A growing text buffer. */
+typedef struct sbuf {
+    char *s;
+    size_t n, cap;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (b->s && (size_t)k < b->cap - b->n) {
+            b->n += (size_t)k;
+            return;
+        }
+        b->cap = (b->cap + (size_t)k + 1) * 2;
+        b->s = kc_realloc(b->s, b->cap);
+    }
+}
+
+/* The image sizes and grids of the cache must fit the ground truth and the policy. */
+static int check_cache(const cache_reader *r, char **ids, int n, kc_policy *policy, int *patch)
+{
+    const char *kind = cache_attr(r, "dataset_kind");
+    if (kind && !strcmp(kind, "davis"))
+        return kc_fail("%s: decoded from a DAVIS dataset (%s), not from VOC images", r->path,
+                       cache_attr(r, "dataset") ? cache_attr(r, "dataset") : "davis");
+    const char *pol = cache_attr(r, "policy");
+    if (!pol) return kc_fail("%s: no 'policy' attribute (not a masks cache keycut can score)", r->path);
+    if (voc_policy_parse(pol, policy) < 0) return kc_fail_prefix("%s", r->path);
+    const char *ps = cache_attr(r, "patch");
+    *patch = 0;
+    if (ps) {
+        char *end;
+        long v = strtol(ps, &end, 10);
+        if (end == ps || *end || v <= 0 || v > 1024) return kc_fail("%s: bad 'patch' attribute '%s'", r->path, ps);
+        *patch = (int)v;
+    } else if (*policy == POLICY_NATIVE16) {
+        return kc_fail("%s: native16 masks without a 'patch' attribute", r->path);
+    }
+    if (r->index.n != n) {
+        /* name one id that differs */
+        for (int i = 0; i < n; i++)
+            if (cache_index_find(&r->index, ids[i]) < 0)
+                return kc_fail("%s: decoded from other images than the split (%d images vs %d; split id '%s' "
+                               "is not in the cache)", r->path, r->index.n, n, ids[i]);
+        return kc_fail("%s: decoded from other images than the split (%d images vs %d in the split)", r->path,
+                       r->index.n, n);
+    }
+    for (int i = 0; i < n; i++)
+        if (cache_index_find(&r->index, ids[i]) < 0)
+            return kc_fail("%s: decoded from other images than the split (split id '%s' is not in the cache)",
+                           r->path, ids[i]);
+    if (*patch > 0)
+        for (int i = 0; i < n; i++) {
+            int gh, gw, h = r->index.size[2 * i], w = r->index.size[2 * i + 1];
+            voc_expected_grid(*policy, *patch, w, h, &gh, &gw);
+            if (gh != r->index.grid[2 * i] || gw != r->index.grid[2 * i + 1])
+                return kc_fail("%s: image %s has a %dx%d grid; %s with patch %d gives %dx%d for %dx%d pixels",
+                               r->path, r->index.ids[i], r->index.grid[2 * i + 1], r->index.grid[2 * i], pol,
+                               *patch, gw, gh, w, h);
+        }
+    return 0;
+}
+
+static int make_selection(const char *train, const char *out, int count)
+{
+    char *path;
+    KC_TRY(split_make_selection(train, out, count, &path));
+    kc_info("wrote %s (%d ids) and %s.sha256", path, count, path);
+    free(path);
+    return 0;
+}
+
+typedef struct setting_result {
+    char *name;
+    sbuf csv;
+    double jaccard, corloc;
+} setting_result;
+
+int main(int argc, char **argv)
+{
+    kc_set_prog("kc-score");
+    kc_set_cmdline(argc, argv);
+    const char *masks = NULL, *voc = NULL, *split = NULL, *out = NULL, *ledger = "ledger.tsv";
+    const char *network = NULL, *selection = NULL;
+    int count = SPLIT_SELECTION_COUNT;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
+        if (i + 1 >= argc) kc_die_msg("%s needs a value (see --help)", a);
+        const char *v = argv[++i];
+        if (!strcmp(a, "--masks")) masks = v;
+        else if (!strcmp(a, "--voc")) voc = v;
+        else if (!strcmp(a, "--split")) split = v;
+        else if (!strcmp(a, "--out")) out = v;
+        else if (!strcmp(a, "--ledger")) ledger = v;
+        else if (!strcmp(a, "--network")) network = v;
+        else if (!strcmp(a, "--make-selection")) selection = v;
+        else if (!strcmp(a, "--count")) {
+            char *end;
+            long c = strtol(v, &end, 10);
+            if (end == v || *end || c <= 0 || c > 10000000) kc_die_msg("--count: bad value '%s'", v);
+            count = (int)c;
+        } else kc_die_msg("unknown option %s (see --help)", a);
+    }
+    double t0 = kc_now();
+    if (selection) {
+        if (!out) kc_die_msg("--make-selection needs --out DIR");
+        if (make_selection(selection, out, count) < 0) kc_die();
+        return 0;
+    }
+    if (!masks || !voc || !split || !out) kc_die_msg("--masks, --voc, --split and --out are required (see --help)");
+
+    /* the split and its hash */
+    char **ids;
+    int n;
+    if (split_read(split, &ids, &n) < 0) kc_die();
+    char split_hash[65];
+    if (sha256_file(split, split_hash) < 0) kc_die();
+
+    /* the masks cache and its provenance */
+    cache_reader r;
+    if (cache_open(&r, masks, CACHE_FORMAT_MASKS) < 0) kc_die();
+    kc_policy policy;
+    int patch;
+    if (check_cache(&r, ids, n, &policy, &patch) < 0) kc_die();
+    char **settings;
+    int n_settings;
+    if (cache_list(&r, "/masks", &settings, &n_settings) < 0) kc_die();
+    if (n_settings == 0) kc_die_msg("%s: no settings under /masks", masks);
+    if (!network) network = cache_attr(&r, "network");
+
+    /* ground truth: everything the score needs, per image */
+    voc_init();
+    image_gt *gt = kc_calloc((size_t)n, sizeof *gt);
+    int *cix = kc_malloc((size_t)n * sizeof *cix);
+    for (int i = 0; i < n; i++) cix[i] = cache_index_find(&r.index, ids[i]);
+    progress pg;
+    progress_init(&pg, "ground truth", n, "images");
+    int first_bad = n;
+    char bad_msg[2048] = "";
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int i = 0; i < n; i++) {
+        voc_gt g;
+        int rc = voc_gt_load(voc, ids[i], 0, &g);
+        if (rc == 0) {
+            int k = cix[i];
+            int h = r.index.size[2 * k], w = r.index.size[2 * k + 1];
+            if (g.h != h || g.w != w)
+                rc = kc_fail("%s: image %s is %dx%d in the masks cache but %dx%d in %s (other images?)", masks,
+                             ids[i], w, h, g.w, g.h, voc);
+            else if ((rc = voc_cells_init(&gt[i].cells, g.object, g.h, g.w, g.boxes, g.n_boxes, policy, patch,
+                                          r.index.grid[2 * k], r.index.grid[2 * k + 1])) < 0)
+                kc_fail_prefix("%s: image %s", masks, ids[i]);
+            voc_gt_free(&g);
+        }
+        gt[i].ok = rc == 0;
+        if (rc < 0) {
+#pragma omp critical(score_err)
+            if (i < first_bad) {
+                first_bad = i;
+                snprintf(bad_msg, sizeof bad_msg, "%s", kc_error());
+            }
+        }
+        progress_add(&pg, 1);
+    }
+    progress_end(&pg);
+    if (first_bad < n) {
+        kc_set_error(bad_msg);
+        kc_die();
+    }
+
+    /* every setting */
+    setting_result *res = kc_calloc((size_t)n_settings, sizeof *res);
+    uint8_t **lab = kc_calloc((size_t)n, sizeof *lab);
+    float *l2 = kc_malloc((size_t)n * sizeof *l2), *gap = kc_malloc((size_t)n * sizeof *gap);
+    int32_t *deg = kc_malloc((size_t)n * sizeof *deg);
+    voc_score *sc = kc_malloc((size_t)n * sizeof *sc);
+    progress_init(&pg, "score", (long)n_settings * n, "masks");
+    for (int s = 0; s < n_settings; s++) {
+        for (int i = 0; i < n; i++) {
+            char *d = kc_strfmt("/masks/%s/%s", settings[s], ids[i]);
+            int rows, cols, k = cix[i];
+            float v[64];
+            int rc = cache_read_u8(&r, d, &lab[i], &rows, &cols);
+            if (rc == 0 && (rows != r.index.grid[2 * k] || cols != r.index.grid[2 * k + 1]))
+                rc = kc_fail("%s: %s is %dx%d, /index/grid says %dx%d", masks, d, cols, rows, r.index.grid[2 * k + 1],
+                             r.index.grid[2 * k]);
+            if (rc == 0) rc = cache_read_attr_f32(&r, d, "lambda2", v, 64);
+            l2[i] = rc > 0 ? v[0] : NAN;
+            if (rc >= 0) rc = cache_read_attr_f32(&r, d, "eigengap", v, 64);
+            gap[i] = rc > 0 ? v[0] : NAN;
+            if (rc >= 0) rc = cache_read_attr_i32(&r, d, "degenerate", &deg[i]);
+            free(d);
+            if (rc < 0) kc_die();
+        }
+        /* about a microsecond per mask: serial (a parallel region per setting costs more on a busy
+         * machine than the work; the HDF5 reads above dominate anyway) */
+        for (int i = 0; i < n; i++) voc_score_mask(&gt[i].cells, lab[i], &sc[i]);
+        setting_result *o = &res[s];
+        o->name = settings[s];
+        sb_printf(&o->csv, "id,setting,jaccard,corloc,area,lambda2,eigengap,degenerate\n");
+        double sj = 0, sl = 0;
+        for (int i = 0; i < n; i++) {
+            sb_printf(&o->csv, "%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%d\n", ids[i], settings[s], sc[i].jaccard,
+                      sc[i].corloc, sc[i].area, (double)l2[i], (double)gap[i], (int)deg[i]);
+            sj += sc[i].jaccard;
+            sl += sc[i].corloc;
+            free(lab[i]);
+            lab[i] = NULL;
+        }
+        o->jaccard = sj / n;
+        o->corloc = sl / n;
+        progress_add(&pg, n);
+    }
+    progress_end(&pg);
+
+    /* outputs: all files, then the ledger line */
+    if (kc_mkdirs(out) < 0) kc_die();
+    sbuf summary = {0};
+    sb_printf(&summary, "setting,images,jaccard,corloc\n");
+    for (int s = 0; s < n_settings; s++) {
+        char *p = kc_strfmt("%s/%s.csv", out, res[s].name);
+        if (kc_write_file_atomic(p, res[s].csv.s, res[s].csv.n) < 0) kc_die();
+        free(p);
+        sb_printf(&summary, "%s,%d,%.9g,%.9g\n", res[s].name, n, res[s].jaccard, res[s].corloc);
+    }
+    char *sp = kc_strfmt("%s/summary.csv", out);
+    if (kc_write_file_atomic(sp, summary.s, summary.n) < 0) kc_die();
+    if (network) {
+        char *np = kc_strfmt("%s/network", out), *nl = kc_strfmt("%s\n", network);
+        if (kc_write_file_atomic(np, nl, strlen(nl)) < 0) kc_die();
+        free(np);
+        free(nl);
+    }
+    ledger_entry le;
+    memset(&le, 0, sizeof le);
+    le.split = (char *)split;
+    memcpy(le.split_sha256, split_hash, 65);
+    le.networks = (char *)(network ? network : "-");
+    le.n_settings = n_settings;
+    sha256_buf_hex(summary.s, summary.n, le.summary_sha256);
+    if (ledger_append(ledger, &le) < 0) kc_die();
+
+    int best = 0;
+    for (int s = 1; s < n_settings; s++)
+        if (res[s].jaccard > res[best].jaccard) best = s;
+    char tbuf[32];
+    progress_fmt_time(kc_now() - t0, tbuf, sizeof tbuf);
+    kc_info("%d settings x %d images -> %s (best Jaccard %.4f at %s; CorLoc %.4f) in %s", n_settings, n, sp,
+            res[best].jaccard, res[best].name, res[best].corloc, tbuf);
+
+    free(sp);
+    free(summary.s);
+    for (int s = 0; s < n_settings; s++) {
+        free(res[s].csv.s);
+        free(settings[s]);
+    }
+    free(res);
+    free(settings);
+    for (int i = 0; i < n; i++) voc_cells_free(&gt[i].cells);
+    free(gt);
+    free(cix);
+    free(lab);
+    free(l2);
+    free(gap);
+    free(deg);
+    free(sc);
+    cache_close(&r);
+    split_free(ids, n);
+    return 0;
+}

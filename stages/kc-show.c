@@ -1,0 +1,190 @@
+/* stages/kc-show.c — overlay PNGs of one setting's masks on the original images.
+ *
+ *   kc-show --masks FILE --setting ID --images DATASET --out DIR [--first N]
+ *
+ * For each image of the masks cache's index (in index order, the first N with --first), finds
+ * the image with the same id in DATASET, maps /masks/<ID>/<image id> back to pixels under the
+ * cache's policy (root attributes "policy" and, for native16, "patch"), and writes
+ * DIR/<image id>.png (a DAVIS id seq/frame becomes DIR/seq/frame.png).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datasets/dataset.h"
+#include "eval/overlay.h"
+#include "pipeline/cache.h"
+#include "pipeline/image.h"
+#include "pipeline/kc.h"
+#include "pipeline/progress.h"
+#include "pipeline/resize.h"
+
+static void usage(int status)
+{
+    fprintf(status ? stderr : stdout,
+            "usage: kc-show --masks FILE --setting ID --images DATASET --out DIR [--first N]\n"
+            "\n"
+            "Draws the masks of one decoder setting over the original images: each label in its own\n"
+            "colour (blended), its contour opaque, and the setting id and image id written at the top\n"
+            "left.  Writes one PNG per image of the masks cache (DIR/<image id>.png).\n"
+            "\n"
+            "  --masks FILE      a masks cache (kc-decode --out)\n"
+            "  --setting ID      a setting id under /masks, e.g. t0.15-bin-mean-corners-n3\n"
+            "  --images DATASET  where the images are: voc:ROOT:SPLIT, davis:ROOT:SPLIT, dir:DIR, list:FILE\n"
+            "  --out DIR         output folder (created)\n"
+            "  --first N         only the first N images of the cache's index\n"
+            "\n"
+            "example:\n"
+            "  kc-show --masks cache/dino/voc12-val/masks.h5 --setting t0.15-bin-mean-corners-n3 \\\n"
+            "          --images voc:/data/VOCdevkit/VOC2012:val --first 20 --out shows/\n");
+    exit(status);
+}
+
+static int parse_patch(const cache_reader *r, kc_policy pol, int *patch)
+{
+    const char *ps = cache_attr(r, "patch");
+    *patch = 0;
+    if (ps) {
+        char *end;
+        long v = strtol(ps, &end, 10);
+        if (end == ps || *end || v <= 0 || v > 1024) return kc_fail("%s: bad 'patch' attribute '%s'", r->path, ps);
+        *patch = (int)v;
+    } else if (pol == POLICY_NATIVE16) {
+        return kc_fail("%s: native16 masks without a 'patch' attribute", r->path);
+    }
+    return 0;
+}
+
+/* Draws one image; returns -1 with a message naming the file on failure. */
+static int show_one(const cache_reader *r, const char *setting, int ix, const char *img_path, kc_policy pol,
+                    int patch, const char *out_dir)
+{
+    const char *id = r->index.ids[ix];
+    char *dset = kc_strfmt("/masks/%s/%s", setting, id);
+    uint8_t *grid = NULL, *labels = NULL;
+    int gh, gw, rc = -1;
+    kc_image im = {0, 0, NULL};
+    char *out = NULL, *dir = NULL;
+    if (!cache_has(r, dset)) {
+        kc_fail("%s: no mask %s", r->path, dset);
+        goto done;
+    }
+    if (cache_read_u8(r, dset, &grid, &gh, &gw) < 0) goto done;
+    if (gh != r->index.grid[2 * ix] || gw != r->index.grid[2 * ix + 1]) {
+        kc_fail("%s: %s is %dx%d but /index/grid says %dx%d", r->path, dset, gw, gh, r->index.grid[2 * ix + 1],
+                r->index.grid[2 * ix]);
+        goto done;
+    }
+    if (image_load_rgb(img_path, &im) < 0) goto done;
+    if (im.h != r->index.size[2 * ix] || im.w != r->index.size[2 * ix + 1]) {
+        kc_fail("%s: %dx%d pixels, but the masks of image %s in %s were made from %dx%d (wrong --images?)",
+                img_path, im.w, im.h, id, r->path, r->index.size[2 * ix + 1], r->index.size[2 * ix]);
+        goto done;
+    }
+    labels = kc_malloc((size_t)im.w * im.h);
+    if (overlay_grid_to_pixels(grid, gh, gw, pol, patch, im.w, im.h, labels) < 0) {
+        kc_fail_prefix("%s: %s", r->path, dset);
+        goto done;
+    }
+    overlay_draw_masks(&im, labels, 0.45f);
+    const char *lines[2] = {setting, id};
+    overlay_draw_text(&im, lines, 2);
+    out = kc_strfmt("%s/%s.png", out_dir, id);
+    dir = kc_strdup(out);
+    *strrchr(dir, '/') = 0;
+    if (kc_mkdirs(dir) < 0) goto done;
+    rc = image_write_png_rgb(out, &im);
+done:
+    free(dset);
+    free(grid);
+    free(labels);
+    free(out);
+    free(dir);
+    image_free(&im);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    kc_set_prog("kc-show");
+    kc_set_cmdline(argc, argv);
+    const char *masks = NULL, *setting = NULL, *images = NULL, *out_dir = NULL;
+    long first = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
+        if (strncmp(a, "--", 2) != 0) kc_die_msg("unexpected argument '%s' (see --help)", a);
+        if (i + 1 >= argc) kc_die_msg("%s needs a value (see --help)", a);
+        const char *v = argv[++i];
+        if (!strcmp(a, "--masks")) masks = v;
+        else if (!strcmp(a, "--setting")) setting = v;
+        else if (!strcmp(a, "--images")) images = v;
+        else if (!strcmp(a, "--out")) out_dir = v;
+        else if (!strcmp(a, "--first")) {
+            char *end;
+            first = strtol(v, &end, 10);
+            if (end == v || *end || first <= 0) kc_die_msg("--first needs a positive number, got '%s'", v);
+        } else {
+            kc_die_msg("unknown option %s (see --help)", a);
+        }
+    }
+    if (!masks || !setting || !images || !out_dir)
+        kc_die_msg("--masks, --setting, --images and --out are required (see --help)");
+    double t0 = kc_now();
+
+    cache_reader r;
+    /* (checked here too: a failing cache_open currently deadlocks in cache_close, see report) */
+    if (!kc_exists(masks)) kc_die_msg("%s: no such file", masks);
+    if (cache_open(&r, masks, CACHE_FORMAT_MASKS) < 0) kc_die();
+    const char *pol_name = cache_attr(&r, "policy");
+    kc_policy pol;
+    int patch;
+    if (!pol_name) kc_die_msg("%s: no 'policy' attribute (cannot map the grid back to pixels)", masks);
+    if (policy_parse(pol_name, &pol) < 0) {
+        kc_fail_prefix("%s", masks);
+        kc_die();
+    }
+    if (parse_patch(&r, pol, &patch) < 0) kc_die();
+    char **settings = NULL;
+    int n_settings = 0, found = 0;
+    if (cache_list(&r, "/masks", &settings, &n_settings) < 0) kc_die();
+    for (int i = 0; i < n_settings; i++) found |= strcmp(settings[i], setting) == 0;
+    if (!found) {
+        char avail[512] = "";
+        for (int i = 0; i < n_settings && strlen(avail) < 400; i++)
+            snprintf(avail + strlen(avail), sizeof avail - strlen(avail), "%s%s", i ? ", " : "", settings[i]);
+        kc_die_msg("%s: no setting '%s' (it has %d: %s%s)", masks, setting, n_settings, avail,
+                   n_settings > 0 && strlen(avail) >= 400 ? ", ..." : "");
+    }
+    for (int i = 0; i < n_settings; i++) free(settings[i]);
+    free(settings);
+
+    kc_dataset ds;
+    if (dataset_open(&ds, images) < 0) kc_die();
+    int n = r.index.n;
+    if (first > 0 && first < n) n = (int)first;
+    /* every image must be found before any is drawn */
+    int *where = kc_malloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        where[i] = -1;
+        for (int j = 0; j < ds.n && where[i] < 0; j++)
+            if (!strcmp(ds.ids[j], r.index.ids[i])) where[i] = j;
+        if (where[i] < 0)
+            kc_die_msg("image %s of %s is not in %s (wrong --images?)", r.index.ids[i], masks, images);
+    }
+    if (kc_mkdirs(out_dir) < 0) kc_die();
+    progress p;
+    progress_init(&p, "show", n, "images");
+    for (int i = 0; i < n; i++) {
+        if (show_one(&r, setting, i, ds.paths[where[i]], pol, patch, out_dir) < 0) kc_die();
+        progress_add(&p, 1);
+    }
+    progress_end(&p);
+    char took[32];
+    progress_fmt_time(kc_now() - t0, took, sizeof took);
+    kc_info("%d overlays of %s (%s) in %s, written to %s/ in %s", n, setting, pol_name, images, out_dir, took);
+    free(where);
+    dataset_free(&ds);
+    cache_close(&r);
+    return 0;
+}

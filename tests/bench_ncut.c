@@ -1,0 +1,114 @@
+/* tests/bench_ncut.c — speed of the normalized-cut decoder (run by tests/bench_ncut.sh).
+ *
+ *   bench_ncut eigen FEATS.f32 N DIM TAU REPS   time the Krylov and dense solvers on one graph
+ *   bench_ncut grid  FEATS.f32 GH GW DIM REPS   time the 144-setting grid (configs/sweep.ini)
+ *   bench_ncut synth                            both, on built-in structured random features
+ * FEATS.f32 is raw float32 (N, DIM).  Prints one line per measurement.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoders/eigen.h"
+#include "decoders/grid.h"
+#include "pipeline/kc.h"
+
+static float *synth(int n, int dim, unsigned seed)
+{
+    /* a few blobs of patches with distinct directions plus noise and a common offset */
+    float *f = kc_malloc((size_t)n * dim * sizeof *f);
+    unsigned s = seed;
+    int side = (int)sqrt((double)n);
+    for (int i = 0; i < n; i++) {
+        int r = i / side, c = i % side;
+        int blob = (r - side / 2) * (r - side / 2) + (c - side / 3) * (c - side / 3) < side * side / 12 ? 1
+                   : r < side / 4 ? 2 : 0;
+        for (int k = 0; k < dim; k++) {
+            s = s * 1664525u + 1013904223u;
+            float noise = ((float)(s >> 8) / 16777216.0f - 0.5f) * 1.5f;
+            f[(size_t)i * dim + k] = noise + (k % 3 == blob ? 1.0f : 0.0f) + (k == 0 ? 0.3f : 0.0f);
+        }
+    }
+    return f;
+}
+
+static int bench_eigen(const float *feats, int n, int dim, double tau, int reps)
+{
+    float *S = kc_malloc((size_t)n * n * sizeof *S);
+    if (ncut_cosine(feats, n, dim, S, "bench") < 0) kc_die();
+    ncut_graph g;
+    ncut_graph_init(&g, S, n, tau, 0);
+    double *x = kc_malloc((size_t)n * sizeof *x), *xd = kc_malloc((size_t)n * sizeof *xd);
+    ncut_eig e, ed;
+    double t0 = kc_now();
+    for (int r = 0; r < reps; r++)
+        if (ncut_eigen(&g, x, &e) < 0) kc_die();
+    double tk = (kc_now() - t0) / reps;
+    t0 = kc_now();
+    int dreps = reps < 5 ? reps : 5;
+    for (int r = 0; r < dreps; r++)
+        if (ncut_eigen_dense(&g, xd, &ed) < 0) kc_die();
+    double td = (kc_now() - t0) / dreps;
+    double dx = 0;
+    for (int i = 0; i < n; i++) dx = fmax(dx, fabs(x[i] - xd[i]));
+    printf("eigen n=%d tau=%.2f: krylov %.3f ms (%s, %d products, residual %.1e)  dense LAPACKE %.3f ms  "
+           "lambda2 %.9g vs %.9g, gap %.3g, max|dx| %.2e\n",
+           n, tau, 1e3 * tk, e.method == NCUT_EIG_KRYLOV ? "converged" : "fell back", e.matvecs, e.residual,
+           1e3 * td, e.lambda2, ed.lambda2, e.eigengap, dx);
+    ncut_graph_free(&g);
+    free(x);
+    free(xd);
+    free(S);
+    return 0;
+}
+
+static int bench_grid(const float *feats, int gh, int gw, int dim, int reps)
+{
+    ncut_grid g;
+    if (ncut_grid_load(&g, "configs/sweep.ini") < 0) kc_die();
+    ncut_result *res = kc_calloc((size_t)g.n, sizeof *res);
+    ncut_stats st = {0, 0, 0, 0};
+    double t0 = kc_now();
+    for (int r = 0; r < reps; r++) {
+        if (ncut_grid_run(&g, feats, gh, gw, dim, "bench", res, &st) < 0) kc_die();
+        ncut_results_free(res, g.n);
+    }
+    double t = (kc_now() - t0) / reps;
+    printf("grid %dx%d dim %d, %d settings: %.3f s per image (%ld solves, %ld reused, %ld dense, %.0f products "
+           "per solve)\n",
+           gh, gw, dim, g.n, t, st.solves / reps, st.reused / reps, st.dense / reps,
+           st.solves ? (double)st.matvecs / st.solves : 0.0);
+    free(res);
+    ncut_grid_free(&g);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    kc_set_prog("bench_ncut");
+    if (argc >= 2 && !strcmp(argv[1], "synth")) {
+        float *f = synth(900, 64, 1);
+        for (int t = 10; t <= 25; t += 5) bench_eigen(f, 900, 64, t / 100.0, 20);
+        bench_grid(f, 30, 30, 64, 3);
+        free(f);
+        return 0;
+    }
+    if (argc == 7 && (!strcmp(argv[1], "eigen") || !strcmp(argv[1], "grid"))) {
+        uint8_t *data;
+        size_t size;
+        if (kc_read_file(argv[2], &data, &size) < 0) kc_die();
+        int a = atoi(argv[3]), b = atoi(argv[4]), c = atoi(argv[5]), reps = atoi(argv[6]);
+        if (!strcmp(argv[1], "eigen")) {
+            if (size != (size_t)a * b * 4) kc_die_msg("%s: expected %d x %d float32", argv[2], a, b);
+            bench_eigen((const float *)data, a, b, atof(argv[5]), reps);
+        } else {
+            if (size != (size_t)a * b * c * 4) kc_die_msg("%s: expected %d x %d x %d float32", argv[2], a, b, c);
+            bench_grid((const float *)data, a, b, c, reps);
+        }
+        free(data);
+        return 0;
+    }
+    fprintf(stderr, "usage: bench_ncut synth | eigen FEATS N DIM TAU REPS | grid FEATS GH GW DIM REPS\n");
+    return 2;
+}

@@ -1,0 +1,175 @@
+/* tests/bench_vit.c — speed of the ViT forward (keys of ViT-S/16 at 480x480 by default) beside
+ * the FLOP rate of one large sgemm with the same thread count.  Not a test: no assertions.
+ *
+ *     build/tests/bench_vit [--size 480] [--patch 16] [--images 5] [--tokens]
+ *
+ * The network has DINO's ViT-S/16 shapes (width 384, depth 12, MLP 1536, 14 x 14 position grid,
+ * class token, final norm) with seeded random weights built in memory, so no file is needed.
+ * Prints one "key: value" line per figure.
+ */
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "pipeline/kc.h"
+#include "pipeline/vit.h"
+
+static uint64_t rng = 88172645463325252ull;
+static float frand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((rng >> 40) / 16777216.0) - 0.5f;
+}
+
+static void add(kc_weights *w, const char *name, int ndim, const int64_t *shape, float scale, float offset)
+{
+    kc_tensor *t = &w->t[w->n++];
+    t->name = kc_strdup(name);
+    t->ndim = ndim;
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= (t->shape[i] = shape[i]);
+    t->data = kc_malloc((size_t)n * sizeof(float));
+    for (int64_t i = 0; i < n; i++) t->data[i] = offset + scale * frand();
+}
+
+#define S(...) ((const int64_t[]){__VA_ARGS__})
+
+static void build(kc_weights *w, int D, int depth, int M, int p, int n)
+{
+    memset(w, 0, sizeof *w);
+    w->path = kc_strdup("(in-memory ViT)");
+    w->t = kc_calloc((size_t)(6 + 12 * depth), sizeof(kc_tensor));
+    add(w, "patch_embed.proj.weight", 4, S(D, 3, p, p), 0.1f, 0);
+    add(w, "patch_embed.proj.bias", 1, S(D), 0.1f, 0);
+    add(w, "cls_token", 3, S(1, 1, D), 0.5f, 0);
+    add(w, "pos_embed", 3, S(1, n * n + 1, D), 0.5f, 0);
+    char nm[96];
+    for (int b = 0; b < depth; b++) {
+#define A(suffix, nd, sc, off, ...)                                                              \
+    snprintf(nm, sizeof nm, "blocks.%d.%s", b, suffix);                                          \
+    add(w, nm, nd, S(__VA_ARGS__), sc, off)
+        A("norm1.weight", 1, 0.2f, 1, D);
+        A("norm1.bias", 1, 0.2f, 0, D);
+        A("attn.qkv.weight", 2, 0.1f, 0, 3 * D, D);
+        A("attn.qkv.bias", 1, 0.1f, 0, 3 * D);
+        A("attn.proj.weight", 2, 0.1f, 0, D, D);
+        A("attn.proj.bias", 1, 0.1f, 0, D);
+        A("norm2.weight", 1, 0.2f, 1, D);
+        A("norm2.bias", 1, 0.2f, 0, D);
+        A("mlp.fc1.weight", 2, 0.1f, 0, M, D);
+        A("mlp.fc1.bias", 1, 0.1f, 0, M);
+        A("mlp.fc2.weight", 2, 0.05f, 0, D, M);
+        A("mlp.fc2.bias", 1, 0.1f, 0, D);
+#undef A
+    }
+    add(w, "norm.weight", 1, S(D), 0.2f, 1);
+    add(w, "norm.bias", 1, S(D), 0.2f, 0);
+}
+
+static void free_weights(kc_weights *w)
+{
+    for (int i = 0; i < w->n; i++) {
+        free(w->t[i].name);
+        free(w->t[i].data);
+    }
+    free(w->t);
+    free(w->path);
+}
+
+static double sgemm_rate(int n, int threads)
+{
+    float *a = kc_malloc((size_t)n * n * sizeof(float)), *b = kc_malloc((size_t)n * n * sizeof(float));
+    float *c = kc_malloc((size_t)n * n * sizeof(float));
+    for (size_t i = 0; i < (size_t)n * n; i++) a[i] = frand(), b[i] = frand();
+    int saved = openblas_get_num_threads();
+    openblas_set_num_threads(threads);
+    double best = 1e30;
+    for (int r = 0; r < 4; r++) {
+        double t0 = kc_now();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        double t = kc_now() - t0;
+        if (r > 0 && t < best) best = t; /* the first run warms up */
+    }
+    openblas_set_num_threads(saved);
+    free(a);
+    free(b);
+    free(c);
+    return 2.0 * n * (double)n * n / best / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+    int size = 480, patch = 16, images = 5, want_tokens = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--size") && i + 1 < argc) size = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--patch") && i + 1 < argc) patch = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--images") && i + 1 < argc) images = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--tokens")) want_tokens = 1;
+        else {
+            fprintf(stderr, "usage: %s [--size 480] [--patch 16] [--images 5] [--tokens]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (size < patch || patch < 1 || images < 1) {
+        fprintf(stderr, "bench_vit: bad sizes\n");
+        return 2;
+    }
+    const int threads = omp_get_max_threads();
+    kc_weights w;
+    build(&w, 384, 12, 1536, patch, 224 / patch);
+    vit_opts o = VIT_OPTS_DEFAULT;
+    vit_model *m;
+    if (vit_init(&m, &w, &o) < 0) {
+        fprintf(stderr, "bench_vit: %s\n", kc_error());
+        return 1;
+    }
+    free_weights(&w);
+    const int g = size / patch, D = vit_dim(m);
+    vit_state *s;
+    if (vit_state_new(&s, m, g, g) < 0) {
+        fprintf(stderr, "bench_vit: %s\n", kc_error());
+        return 1;
+    }
+    float *chw = kc_malloc((size_t)3 * g * patch * g * patch * sizeof(float));
+    for (size_t i = 0; i < (size_t)3 * g * patch * g * patch; i++) chw[i] = 2 * frand();
+    float *keys = kc_malloc((size_t)g * g * D * sizeof(float));
+    float *tokens = want_tokens ? kc_malloc((size_t)g * g * D * sizeof(float)) : NULL;
+
+    vit_forward(m, s, chw, g, g, keys, tokens); /* warm-up */
+    double best = 1e30, total = 0;
+    for (int i = 0; i < images; i++) {
+        double t0 = kc_now();
+        vit_forward(m, s, chw, g, g, keys, tokens);
+        double t = kc_now() - t0;
+        total += t;
+        if (t < best) best = t;
+    }
+    double flops = vit_flops(m, g, g, want_tokens);
+    double rate = sgemm_rate(2048, threads);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("model: %s\n", vit_describe(m));
+    printf("input: %dx%d, grid %dx%d, %s, %d threads (OpenMP; OpenBLAS single-threaded inside)\n",
+           size, size, g, g, want_tokens ? "keys+tokens" : "keys", threads);
+    printf("keycut forward: %.1f ms/image mean, %.1f ms best, %.2f images/s\n",
+           1e3 * total / images, 1e3 * best, images / total);
+    printf("keycut forward GFLOP: %.2f, rate %.1f GFLOP/s (mean) %.1f (best)\n", flops / 1e9,
+           flops / (total / images) / 1e9, flops / best / 1e9);
+    printf("sgemm 2048^3, %d OpenBLAS threads: %.1f GFLOP/s\n", threads, rate);
+    printf("forward rate / sgemm rate: %.0f %% (mean) %.0f %% (best)\n",
+           100 * flops / (total / images) / 1e9 / rate, 100 * flops / best / 1e9 / rate);
+    printf("peak RSS: %.0f MB\n", ru.ru_maxrss / 1024.0);
+    free(chw);
+    free(keys);
+    free(tokens);
+    vit_state_free(s);
+    vit_free(m);
+    return 0;
+}

@@ -1,0 +1,194 @@
+#!/usr/bin/python3
+"""Reference for keycut's normalized-cut decoders (DESIGN.md "Decoders"), written step by step in
+NumPy/SciPy, independent of the C code.  Writes tests/data/ncut/:
+
+  inputs.bin     cases, each: int32 grid_h, grid_w, dim, then float32 (grid_h*grid_w, dim)
+  expected.tsv   one line per (case, setting): case, setting id, degenerate, knife (1 when some
+                 round is a knife edge: eigengap in [1e-6, 1e-4), an eigenvector entry within
+                 1e-6 of the split value, or a cosine within 1e-6 of tau, whose edge depends on
+                 the float32 rounding of the BLAS build), lambda2 and eigengap per round (comma lists, nan when
+                 not run), labels (grid_h*grid_w digits, row-major)
+
+Cases: planted clusters (exact masks known), random / noisy features (raw and with a large common
+offset, a near-complete graph), and "keys-like" features of two real VOC photos from
+../shared/data (random projection of 16x16 patches through tanh plus a constant key-bias vector),
+raw and centred.  Usage: /usr/bin/python3 tests/ref/ncut_ref.py [SHARED_DATA]
+"""
+import os
+import struct
+import sys
+
+import numpy as np
+import scipy.linalg
+import scipy.ndimage
+
+EPS = 1e-5
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "data", "ncut")
+
+
+def settings_all():
+    out = []
+    for tau in ("0.10", "0.15", "0.20", "0.25"):
+        for edges in ("bin", "wtd"):
+            for split in ("mean", "zero"):
+                for fg in ("seed", "corners", "minority"):
+                    for n in (1, 2, 3):
+                        out.append(f"t{tau}-{edges}-{split}-{fg}-n{n}")
+    return out
+
+
+def solve(feats, tau, weighted):
+    """Second-smallest generalized eigenpair of (D - W) x = lambda D x."""
+    f = feats.astype(np.float32)
+    norm = np.linalg.norm(f, axis=1, keepdims=True)
+    f = np.where(norm > 0, f / np.where(norm > 0, norm, 1), 0).astype(np.float32)
+    S = f @ f.T  # float32
+    t = np.float32(tau)
+    if weighted:
+        W = np.where(S >= t, S.astype(np.float64), EPS)
+    else:
+        W = np.where(S > t, 1.0, EPS)
+    d = W.sum(axis=1)
+    D = np.diag(d)
+    w, v = scipy.linalg.eigh(D - W, D, subset_by_index=[1, 2])
+    x = v[:, 0].copy()
+    i = int(np.argmax(np.abs(x)))  # first index of the largest magnitude
+    if x[i] < 0:
+        x = -x
+    # a cosine within 1e-6 of tau: its edge depends on the float32 rounding of S (BLAS build)
+    tau_edge = bool((np.abs(S - t) < 1e-6).any())
+    return w[0], w[1] - w[0], x, tau_edge
+
+
+def seed_mask(x, gh, gw, split, fg):
+    split_value = x.mean() if split == "mean" else 0.0
+    P = x > split_value
+    knife = bool(np.min(np.abs(x - split_value)) < 1e-6)
+    if fg == "seed":
+        F, s = P, int(np.argmax(np.abs(x)))
+    elif fg == "corners":
+        corners = P.reshape(gh, gw)[[0, 0, -1, -1], [0, -1, 0, -1]].sum()
+        if corners >= 3:
+            F, s = ~P, int(np.argmax(-x))
+        else:
+            F, s = P, int(np.argmax(x))
+    else:
+        F = P if P.sum() <= (~P).sum() else ~P
+        if not F.any():
+            return np.zeros(gh * gw, bool), knife
+        ax = np.where(F, np.abs(x), -1.0)
+        s = int(np.argmax(ax))
+    if not F[s]:
+        return np.zeros(gh * gw, bool), knife
+    lab, _ = scipy.ndimage.label(F.reshape(gh, gw))  # default structure: 4-connected
+    return (lab.reshape(-1) == lab.reshape(-1)[s]), knife
+
+
+def decode(feats, gh, gw, setting, memo):
+    tau_s, edges, split, fg, n_s = setting.split("-")
+    tau, weighted, N = float(tau_s[1:]), edges == "wtd", int(n_s[1:])
+    n = gh * gw
+    labels = np.zeros(n, np.uint8)
+    lam = [float("nan")] * N
+    gap = [float("nan")] * N
+    kept = []
+    degenerate = knife = False
+    for r in range(N):
+        zero = np.zeros(n, bool)
+        for k in kept:
+            zero |= k
+        key = (tau_s, edges, zero.tobytes())
+        if key not in memo:
+            f = feats.copy()
+            f[zero] = 0
+            memo[key] = solve(f, tau, weighted)
+        l2, g, x, tau_edge = memo[key]
+        lam[r], gap[r] = l2, g
+        if 1e-6 <= g < 1e-4 or tau_edge:
+            knife = True
+        if g < 1e-6:
+            degenerate = True
+            kept.append(np.zeros(n, bool))
+            break
+        C, kn = seed_mask(x, gh, gw, split, fg)
+        knife |= kn
+        if r > 0:
+            prev = kept[-1]
+            inter, union = (C & prev).sum(), (C | prev).sum()
+            if (union > 0 and inter / union > 0.5) or C.sum() <= 0.01 * n:
+                C = np.zeros(n, bool)
+        kept.append(C)
+        labels[C & (labels == 0)] = r + 1
+    return labels, lam, gap, degenerate, knife
+
+
+def planted(gh, gw, dim, rng, k):
+    """k spatial blocks with orthogonal directions, small noise."""
+    lab = np.zeros((gh, gw), int)
+    lab[gh // 4: gh // 2 + 2, gw // 5: gw // 2] = 1
+    if k > 2:
+        lab[gh // 2 + 3: gh - 2, gw // 2 + 2: gw - 3] = 2
+    dirs = np.linalg.qr(rng.standard_normal((dim, dim)))[0][:k]
+    f = dirs[lab.reshape(-1)] + 0.05 * rng.standard_normal((gh * gw, dim))
+    return f.astype(np.float32)
+
+
+def keys_like(path, rng, dim=32, offset=3.0):
+    from PIL import Image
+    img = Image.open(path).convert("RGB").resize((480, 480), Image.LANCZOS)
+    a = np.asarray(img, np.float32) / 255.0
+    a = (a - np.array([0.485, 0.456, 0.406], np.float32)) / np.array([0.229, 0.224, 0.225], np.float32)
+    p = a.reshape(30, 16, 30, 16, 3).transpose(0, 2, 1, 3, 4).reshape(900, 768)
+    proj = rng.standard_normal((768, dim)).astype(np.float32) / np.sqrt(768)
+    bias = offset * rng.standard_normal(dim).astype(np.float32) / np.sqrt(dim)
+    pos = 0.3 * rng.standard_normal((900, dim)).astype(np.float32)
+    return (np.tanh(p @ proj) + pos + bias).astype(np.float32)
+
+
+def main():
+    shared = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "shared", "data")
+    rng = np.random.default_rng(20240611)
+    allset = settings_all()
+    sample = ["t0.20-bin-mean-seed-n1", "t0.15-bin-mean-corners-n3"]
+    others = [s for s in allset if s not in sample]
+    sample += [others[i] for i in rng.choice(len(others), 22, replace=False)]
+    cases = []  # (name, feats, gh, gw, settings)
+    cases.append(("planted2", planted(20, 20, 16, rng, 2), 20, 20, allset))
+    cases.append(("planted3", planted(20, 20, 32, rng, 3), 20, 20, allset))
+    noise = rng.standard_normal((400, 24)).astype(np.float32)
+    cases.append(("random", noise, 20, 20, allset))
+    cases.append(("random_offset", (noise + 4.0).astype(np.float32), 20, 20, allset))
+    imgs = ["2011_000003.jpg", "2011_000025.jpg"]
+    for name in imgs:
+        path = os.path.join(shared, "voc_labelme", "JPEGImages", name)
+        if not os.path.exists(path):
+            sys.exit(f"{path}: missing (pass the shared data folder as the first argument)")
+        k = keys_like(path, rng)
+        cases.append(("raw_" + name[:-4], k, 30, 30, sample))
+        cases.append(("centred_" + name[:-4], (k - k.mean(axis=0, dtype=np.float64)).astype(np.float32), 30, 30, sample))
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "inputs.bin"), "wb") as fo:
+        for _, f, gh, gw, _ in cases:
+            fo.write(struct.pack("<3i", gh, gw, f.shape[1]))
+            fo.write(np.ascontiguousarray(f, "<f4").tobytes())
+    lines = []
+    for ci, (name, f, gh, gw, sets) in enumerate(cases):
+        memo = {}
+        for s in sets:
+            labels, lam, gap, deg, knife = decode(f, gh, gw, s, memo)
+            fmt = lambda v: ",".join("%.17g" % t for t in v)
+            lines.append("%d\t%s\t%d\t%d\t%s\t%s\t%s\n" % (ci, s, deg, knife, fmt(lam), fmt(gap),
+                                                       "".join(str(int(v)) for v in labels)))
+        print(f"case {ci} {name}: {len(sets)} settings, {len(memo)} solves", file=sys.stderr)
+    with open(os.path.join(OUT, "expected.tsv"), "w") as fo:
+        fo.write("# case\tsetting\tdegenerate\tknife\tlambda2\teigengap\tlabels   (tests/ref/ncut_ref.py)\n")
+        fo.writelines(lines)
+    # planted truth for the planted cases (the cluster label map)
+    with open(os.path.join(OUT, "cases.txt"), "w") as fo:
+        for ci, (name, _, gh, gw, _) in enumerate(cases):
+            fo.write(f"{ci} {name} {gh} {gw}\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# tests/test_bad.sh — runs every entry of the bad-input catalogue (tests/bad/catalogue.tsv) through
+# its stage and checks: the exit status; exactly one "<stage>: error: " line, the last line on
+# stderr, matching the entry's regex and naming the entry's file; no sanitizer report; and that the
+# outputs of an "earlier run" in the entry's folder (out.h5, out/summary.csv) are byte-identical
+# afterwards.  Also checks that the valid twins of the broken files (ckpt_ok.pth, st_ok.safetensors)
+# are accepted, so a stage that refused everything could not pass.  Ends with "N passed, N failed".
+source "$(dirname "$0")/lib.sh"
+export KC_QUIET=1 OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} OMP_WAIT_POLICY=PASSIVE
+B=$(cd "$BUILD" && pwd)
+F=$(pwd)/tests/bad/files
+T=$(cd "$(tmpdir bad)" && pwd)
+for s in kc-demo-data kc-extract kc-decode kc-score kc-propagate kc-davis kc-center kc-table kc-show; do
+  [ -x "$B/$s" ] || { bad "$B/$s missing (build first)"; done_tests; exit 1; }
+done
+
+# ---- shared, valid fixtures ---------------------------------------------------------------------
+"$B"/kc-demo-data --out "$T/demo" --train 4 --val 4 --videos 1 --frames 4 >/dev/null 2>&1 || bad "kc-demo-data"
+VOC=$T/demo/voc DAVIS=$T/demo/davis SPLIT=$VOC/ImageSets/Segmentation/val.txt
+SEQ=$(head -n 1 "$DAVIS/ImageSets/2017/val.txt")
+"$B"/kc-extract --model color --dataset "voc:$VOC:val" --out "$T/keys.h5" >/dev/null 2>&1 || bad "fixture keys.h5"
+"$B"/kc-decode --features "$T/keys.h5" --setting t0.20-bin-mean-corners-n2 --out "$T/masks.h5" >/dev/null 2>&1 || bad "fixture masks.h5"
+"$B"/kc-extract --model color --dataset "davis:$DAVIS:val" --features tokens --out "$T/dkeys.h5" >/dev/null 2>&1 || bad "fixture dkeys.h5"
+"$B"/kc-propagate --features "$T/dkeys.h5" --davis "$DAVIS" --split val --out "$T/res" >/dev/null 2>&1 || bad "fixture results"
+chmod -R a-w "$T/demo" "$T/keys.h5" "$T/masks.h5" "$T/dkeys.h5" "$T/res"
+
+# ---- the valid twins are accepted ---------------------------------------------------------------
+for w in ckpt_ok.pth st_ok.safetensors; do
+  if "$B"/kc-extract --weights "$F/$w" --heads 1 --dataset "voc:$VOC:val" --out "$T/ok-$w.h5" >/dev/null 2>&1 \
+     && [ -f "$T/ok-$w.h5" ]; then ok; else bad "valid $w refused"; fi
+done
+
+# ---- the catalogue --------------------------------------------------------------------------------
+subst() {
+  local s=$1
+  s=${s//@F@/$F}; s=${s//@B@/$B}; s=${s//@W@/$W}; s=${s//@VOC@/$VOC}; s=${s//@DAVIS@/$DAVIS}
+  s=${s//@SPLIT@/$SPLIT}; s=${s//@SEQ@/$SEQ}; s=${s//@KEYS@/$T/keys.h5}; s=${s//@MASKS@/$T/masks.h5}
+  s=${s//@DKEYS@/$T/dkeys.h5}; s=${s//@RES@/$T/res}
+  printf '%s' "$s"
+}
+snapshot() { (cd "$1" && find . -type f ! -newer "$1/.stamp" -print0 | sort -z | xargs -0 -r sha256sum); }
+n=0 failed_names=()
+while IFS=$'\t' read -r name stage want re names setup cmd; do
+  [[ -z $name || $name == \#* ]] && continue
+  n=$((n + 1))
+  W=$T/e/$name
+  mkdir -p "$W/out"
+  printf 'an earlier run\n' >"$W/out.h5"
+  printf 'setting,images,jaccard,corloc\n' >"$W/out/summary.csv"
+  if [ "$setup" != - ] && ! (cd "$W" && eval "$(subst "$setup")") >"$W/setup.log" 2>&1; then
+    bad "$name: setup failed: $(cat "$W/setup.log")"; failed_names+=("$name"); continue
+  fi
+  touch "$W/.stamp"
+  before=$(snapshot "$W")
+  cmdline=$(subst "$cmd")
+  re=$(subst "$re"); names=$(subst "$names")
+  err=$(cd "$W" && eval "timeout 120 $cmdline" 2>&1 >/dev/null); rc=$?
+  after=$(snapshot "$W")
+  last=$(printf '%s\n' "$err" | sed '/^$/d' | tail -n 1)
+  n_err=$(printf '%s\n' "$err" | grep -c "^$stage: error: " || true)
+  why=
+  [ "$rc" = "$want" ] || why+="exit $rc (want $want); "
+  [ "$n_err" = 1 ] || why+="$n_err error lines; "
+  [[ $last == "$stage: error: "* ]] || why+="last line is not '$stage: error: ...'; "
+  grep -Eq -- "$re" <<<"${last#"$stage: error: "}" || why+="message does not match /$re/; "
+  [ "$names" = - ] || grep -Fq -- "$names" <<<"$last" || why+="message does not name '$names'; "
+  grep -Eq 'Sanitizer|runtime error|LeakSanitizer' <<<"$err" && why+="sanitizer report; "
+  [ "$before" = "$after" ] || why+="earlier outputs changed; "
+  if [ -z "$why" ]; then
+    ok
+    printf 'ok   %-32s %s\n' "$name" "$last"
+  else
+    bad "$name: $why
+      command: $cmdline
+      stderr: $(printf '%s' "$err" | tail -n 5)"
+    failed_names+=("$name")
+  fi
+done <tests/bad/catalogue.tsv
+chmod -R u+w "$T"
+echo "catalogue: $n entries, $((n - ${#failed_names[@]})) as expected${failed_names:+; failed: ${failed_names[*]}}"
+[ "$n" -ge 40 ] && ok || bad "catalogue has $n entries (< 40)"
+echo "$T_PASS passed, $T_FAIL failed"
+done_tests

@@ -1,0 +1,403 @@
+/* tests/test_ncut.c — the normalized-cut decoders (decoders/): parity with the NumPy/SciPy
+ * reference (tests/ref/ncut_ref.py -> tests/data/ncut/), planted clusters, the Krylov solver
+ * against the dense LAPACKE one, the naive decoder against the shared grid, settings and grids,
+ * bad input, determinism across thread counts. */
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+
+#include "decoders/eigen.h"
+#include "decoders/grid.h"
+#include "pipeline/kc.h"
+#include "tests/test.h"
+
+typedef struct tcase {
+    int gh, gw, dim;
+    float *feats;
+} tcase;
+
+static int load_cases(tcase *c, int max)
+{
+    uint8_t *data;
+    size_t size, off = 0;
+    if (kc_read_file("tests/data/ncut/inputs.bin", &data, &size) < 0) return -1;
+    int n = 0;
+    while (off + 12 <= size && n < max) {
+        int32_t h[3];
+        memcpy(h, data + off, 12);
+        off += 12;
+        size_t bytes = (size_t)h[0] * h[1] * h[2] * 4;
+        if (off + bytes > size) break;
+        c[n] = (tcase){h[0], h[1], h[2], kc_malloc(bytes)};
+        memcpy(c[n].feats, data + off, bytes);
+        off += bytes;
+        n++;
+    }
+    free(data);
+    return n;
+}
+
+static int parse_list(char *s, double *v, int max)
+{
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(s, ",", &save); t && n < max; t = strtok_r(NULL, ",", &save))
+        v[n++] = strtod(t, NULL);
+    return n;
+}
+
+/* ---- parity with the reference ---------------------------------------------------------------- */
+static void test_parity(tcase *cases, int n_cases)
+{
+    FILE *f = fopen("tests/data/ncut/expected.tsv", "r");
+    CHECK(f != NULL, "tests/data/ncut/expected.tsv missing (run tests/ref/ncut_ref.py)");
+    if (!f) return;
+    enum { MAXS = 144 };
+    char ids[MAXS][64];
+    int identical[MAXS] = {0}, total[MAXS] = {0}, n_ids = 0;
+    int knife_total = 0, knife_differ = 0, lines = 0, bad_masks = 0;
+    double worst_rel = 0;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int cur_case = -1;
+    ncut_grid grid = {0, NULL};
+    ncut_result *res = NULL;
+    /* read all lines of one case, run them as one grid */
+    char **pending = NULL;
+    int n_pending = 0;
+    for (;;) {
+        len = getline(&line, &cap, f);
+        int ci = -1;
+        if (len > 0 && line[0] != '#') ci = atoi(line);
+        if (len > 0 && line[0] == '#') continue;
+        if ((len <= 0 || ci != cur_case) && n_pending > 0) {
+            tcase *c = &cases[cur_case];
+            const int n = c->gh * c->gw;
+            grid.set = kc_malloc((size_t)n_pending * sizeof *grid.set);
+            grid.n = 0;
+            for (int k = 0; k < n_pending; k++) {
+                char id[64];
+                sscanf(pending[k], "%*d\t%63s", id);
+                CHECK(ncut_setting_parse(&grid.set[grid.n++], id) == 0, "parse %s: %s", id, kc_error());
+            }
+            res = kc_calloc((size_t)grid.n, sizeof *res);
+            ncut_stats st = {0, 0, 0, 0};
+            int rc = ncut_grid_run(&grid, c->feats, c->gh, c->gw, c->dim, "case", res, &st);
+            CHECK(rc == 0, "grid run case %d: %s", cur_case, kc_error());
+            if (grid.n == 144) CHECK(st.solves <= 104, "case %d: %ld solves for 144 settings", cur_case, st.solves);
+            for (int k = 0; rc == 0 && k < n_pending; k++) {
+                char *fields[7], *save = NULL;
+                int nf = 0;
+                for (char *t = strtok_r(pending[k], "\t\n", &save); t && nf < 7; t = strtok_r(NULL, "\t\n", &save))
+                    fields[nf++] = t;
+                if (nf != 7) continue;
+                lines++;
+                int deg = atoi(fields[2]), knife = atoi(fields[3]);
+                double lam[NCUT_MAX_ROUNDS], gap[NCUT_MAX_ROUNDS];
+                int nl = parse_list(fields[4], lam, NCUT_MAX_ROUNDS);
+                parse_list(fields[5], gap, NCUT_MAX_ROUNDS);
+                ncut_result *r = &res[k];
+                int same = (int)strlen(fields[6]) == n;
+                for (int i = 0; same && i < n; i++) same = r->labels[i] == fields[6][i] - '0';
+                same = same && r->degenerate == deg;
+                int s = 0;
+                while (s < n_ids && strcmp(ids[s], fields[1])) s++;
+                if (s == n_ids && n_ids < MAXS) snprintf(ids[n_ids++], 64, "%s", fields[1]);
+                if (s < MAXS) {
+                    total[s]++;
+                    identical[s] += same;
+                }
+                knife_total += knife;
+                if (!same && knife) knife_differ++;
+                if (!same && !knife) {
+                    bad_masks++;
+                    fprintf(stderr, "case %d %s: mask differs from the reference (not a knife edge)\n", cur_case,
+                            fields[1]);
+                }
+                /* eigenvalues of the rounds both ran (knife edges: a near-tau cosine moves them; skipped) */
+                for (int q = 0; q < nl && q < r->n_masks && !knife; q++) {
+                    if (isnan(lam[q]) || isnan(r->lambda2[q])) {
+                        CHECK(isnan(lam[q]) == isnan(r->lambda2[q]), "case %d %s round %d: run in one only",
+                              cur_case, fields[1], q + 1);
+                        continue;
+                    }
+                    /* the file stores float32-rounded values: 6e-8 relative */
+                    double rel = fabs(r->lambda2[q] - lam[q]) / fabs(lam[q]);
+                    if (rel > worst_rel) worst_rel = rel;
+                    CHECK(rel <= 1e-5, "case %d %s round %d: lambda2 %.9g vs %.9g", cur_case, fields[1], q + 1,
+                          r->lambda2[q], lam[q]);
+                    if (gap[q] > 1e-4)
+                        CHECK(fabs(r->eigengap[q] - gap[q]) <= 1e-5 * fabs(gap[q]) + 1e-7,
+                              "case %d %s round %d: eigengap %.9g vs %.9g", cur_case, fields[1], q + 1,
+                              r->eigengap[q], gap[q]);
+                }
+            }
+            ncut_results_free(res, grid.n);
+            free(res);
+            ncut_grid_free(&grid);
+            for (int k = 0; k < n_pending; k++) free(pending[k]);
+            n_pending = 0;
+        }
+        if (len <= 0) break;
+        if (ci < 0 || ci >= n_cases) continue;
+        cur_case = ci;
+        pending = kc_realloc(pending, (size_t)(n_pending + 1) * sizeof *pending);
+        pending[n_pending++] = kc_strdup(line);
+    }
+    free(pending);
+    free(line);
+    fclose(f);
+    CHECK(lines > 600, "only %d reference lines", lines);
+    CHECK(bad_masks == 0, "%d masks differ outside knife edges", bad_masks);
+    printf("parity: %d masks compared, %d knife-edge (%d of them differ), %d differ elsewhere; worst lambda2 "
+           "relative error %.2e (tol 1e-5)\n",
+           lines, knife_total, knife_differ, bad_masks, worst_rel);
+    printf("identical masks per setting (over the cases that ran it):\n");
+    for (int s = 0; s < n_ids; s++) printf("  %-28s %d/%d%s", ids[s], identical[s], total[s], s % 3 == 2 ? "\n" : "");
+    printf("\n");
+}
+
+/* ---- planted clusters ------------------------------------------------------------------------- */
+static void test_planted(tcase *cases)
+{
+    /* the blocks of tests/ref/ncut_ref.py planted() on a 20x20 grid */
+    uint8_t block[2][400] = {{0}};
+    for (int r = 0; r < 20; r++)
+        for (int c = 0; c < 20; c++) {
+            block[0][r * 20 + c] = r >= 5 && r < 12 && c >= 4 && c < 10;
+            block[1][r * 20 + c] = r >= 13 && r < 18 && c >= 12 && c < 17;
+        }
+    ncut_grid g;
+    CHECK(ncut_grid_load(&g, "configs/sweep.ini") == 0, "load grid: %s", kc_error());
+    if (g.n == 0) return;
+    ncut_result *res = kc_calloc((size_t)g.n, sizeof *res);
+    for (int ci = 0; ci < 2; ci++) {
+        CHECK(ncut_grid_run(&g, cases[ci].feats, 20, 20, cases[ci].dim, "planted", res, NULL) == 0, "run: %s",
+              kc_error());
+        int exact = 0, tried = 0;
+        for (int s = 0; s < g.n; s++) {
+            const ncut_setting *st = &g.set[s];
+            if (st->split != NCUT_SPLIT_MEAN || res[s].degenerate) continue;
+            /* mean split, every rule: the rounds give the planted blocks, one label each */
+            int want = ci == 0 || st->rule == NCUT_RULE_SEED ? 1 : (st->n_masks < 2 ? 1 : 2), ok = 1;
+            uint8_t got[3] = {0, 0, 0};
+            for (int i = 0; i < 400; i++) {
+                int lab = res[s].labels[i];
+                if (lab > 2) ok = 0;
+                else if (lab) got[lab] = 1;
+            }
+            for (int lab = 1; lab <= want && ok; lab++) {
+                int which = -1;
+                for (int b = 0; b < 2; b++) {
+                    int eq = 1;
+                    for (int i = 0; i < 400 && eq; i++) eq = (res[s].labels[i] == lab) == block[b][i];
+                    if (eq) which = b;
+                }
+                ok = which >= 0;
+            }
+            if (ci == 0) ok = ok && !got[2];
+            tried++;
+            exact += ok;
+            if (!ok && (st->tau < 0.245)) /* tau 0.25 on 3 clusters: a knife-edge eigengap (~7e-5) */
+                CHECK(0, "planted case %d %s: masks are not the planted blocks", ci, st->id);
+        }
+        printf("planted case %d: %d/%d mean-split settings give exactly the planted blocks\n", ci, exact, tried);
+        ncut_results_free(res, g.n);
+    }
+    free(res);
+    ncut_grid_free(&g);
+}
+
+/* ---- Krylov against dense --------------------------------------------------------------------- */
+static void test_krylov(void)
+{
+    uint64_t s = 12345;
+    int converged = 0, total = 0, degenerate_agree = 0;
+    double worst_l = 0, worst_x = 0;
+    for (int t = 0; t < 40; t++) {
+        int n = 200 + (int)(t * 37 % 500), dim = 4 + t % 5 * 12;
+        float *f = kc_malloc((size_t)n * dim * sizeof *f);
+        int kind = t % 5; /* 0 noise, 1 offset noise (near-complete), 2 blobs, 3 duplicates, 4 constant */
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < dim; k++) {
+                s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+                float u = (float)((s >> 11) * (1.0 / 9007199254740992.0)) - 0.5f;
+                float v = u;
+                if (kind == 1) v = u + 3.0f;
+                if (kind == 2) v = 0.3f * u + (k % 4 == (i * 7 / n) % 4 ? 1.0f : 0.0f);
+                if (kind == 3) v = (k == (i % 3)) ? 1.0f : 0.0f;
+                if (kind == 4) v = 1.0f;
+                if (i % 50 == 7 && kind != 4) v = 0; /* some zero rows */
+                f[(size_t)i * dim + k] = v;
+            }
+        float *S = kc_malloc((size_t)n * n * sizeof *S);
+        CHECK(ncut_cosine(f, n, dim, S, "rand") == 0, "cosine");
+        for (int w = 0; w < 2; w++) {
+            ncut_graph g;
+            ncut_graph_init(&g, S, n, 0.1 + 0.05 * (t % 4), w);
+            double *xk = kc_malloc((size_t)n * sizeof *xk), *xd = kc_malloc((size_t)n * sizeof *xd);
+            ncut_eig ek, ed;
+            int rk = ncut_eigen(&g, xk, &ek), rd = ncut_eigen_dense(&g, xd, &ed);
+            CHECK(rk == 0 && rd == 0, "solvers: %s", kc_error());
+            total++;
+            converged += ek.method == NCUT_EIG_KRYLOV;
+            double dl = fmax(fabs(ek.lambda2 - ed.lambda2), fabs(ek.lambda3 - ed.lambda3));
+            if (dl > worst_l) worst_l = dl;
+            CHECK(dl <= 1e-9, "graph %d/%d (kind %d, n %d): lambda %.12g %.12g vs dense %.12g %.12g", t, w, kind, n,
+                  ek.lambda2, ek.lambda3, ed.lambda2, ed.lambda3);
+            int dk = ek.eigengap < NCUT_DEGENERATE_GAP, dd = ed.eigengap < NCUT_DEGENERATE_GAP;
+            CHECK(dk == dd || fabs(ed.eigengap - NCUT_DEGENERATE_GAP) < 1e-9, "graph %d/%d: degenerate %d vs %d", t, w,
+                  dk, dd);
+            degenerate_agree += dk && dd;
+            if (ed.eigengap > 1e-4) {
+                double dx = 0, xm = 0;
+                for (int i = 0; i < n; i++) {
+                    dx = fmax(dx, fabs(xk[i] - xd[i]));
+                    xm = fmax(xm, fabs(xd[i]));
+                }
+                if (dx / xm > worst_x) worst_x = dx / xm;
+                CHECK(dx <= 1e-7 * xm, "graph %d/%d: eigenvector differs by %.3g (max %.3g, gap %.3g)", t, w, dx, xm,
+                      ed.eigengap);
+            }
+            ncut_graph_free(&g);
+            free(xk);
+            free(xd);
+        }
+        free(S);
+        free(f);
+    }
+    printf("krylov vs dense: %d graphs, %d solved by Krylov (rest fell back), %d degenerate in both; worst "
+           "|dlambda| %.2e (tol 1e-9), worst eigenvector difference %.2e of max|x| (tol 1e-7)\n",
+           total, converged, degenerate_agree, worst_l, worst_x);
+    CHECK(converged >= total / 2, "Krylov converged on only %d of %d graphs", converged, total);
+}
+
+/* ---- naive decoder against the shared grid ------------------------------------------------------ */
+static void test_naive(tcase *c)
+{
+    const char *ids[] = {"t0.20-bin-mean-seed-n1", "t0.15-bin-mean-corners-n3", "t0.10-wtd-zero-minority-n3",
+                         "t0.25-wtd-mean-corners-n2", "t0.15-bin-zero-seed-n3"};
+    ncut_grid g = {0, kc_malloc(5 * sizeof(ncut_setting))};
+    for (int k = 0; k < 5; k++) CHECK(ncut_setting_parse(&g.set[g.n++], ids[k]) == 0, "parse");
+    ncut_result res[5] = {{0}}, nv;
+    CHECK(ncut_grid_run(&g, c->feats, c->gh, c->gw, c->dim, "case", res, NULL) == 0, "grid: %s", kc_error());
+    int same = 0;
+    double worst = 0;
+    for (int k = 0; k < 5; k++) {
+        CHECK(ncut_decode_naive(&g.set[k], c->feats, c->gh, c->gw, c->dim, "case", &nv) == 0, "naive: %s", kc_error());
+        same += !memcmp(nv.labels, res[k].labels, (size_t)c->gh * c->gw) && nv.degenerate == res[k].degenerate;
+        for (int q = 0; q < g.set[k].n_masks; q++)
+            if (!isnan(nv.lambda2[q])) worst = fmax(worst, fabs(nv.lambda2[q] - res[k].lambda2[q]) / nv.lambda2[q]);
+        ncut_results_free(&nv, 1);
+    }
+    printf("naive step-by-step decoder vs shared grid: %d/5 identical, worst lambda2 relative difference %.2e "
+           "(tol 1e-5)\n",
+           same, worst);
+    CHECK(same == 5, "naive and grid differ on %d settings", 5 - same);
+    CHECK(worst <= 1e-5, "lambda2 naive vs grid %.3g", worst);
+    ncut_results_free(res, 5);
+    ncut_grid_free(&g);
+}
+
+/* ---- settings, grids, bad input, determinism, degenerate ---------------------------------------- */
+static void test_grid_and_errors(tcase *c)
+{
+    ncut_grid g;
+    CHECK(ncut_grid_load(&g, "configs/sweep.ini") == 0, "sweep.ini: %s", kc_error());
+    CHECK(g.n == 144, "sweep.ini gives %d settings", g.n);
+    int unique = 1;
+    for (int i = 0; i < g.n; i++)
+        for (int j = 0; j < i; j++) unique &= strcmp(g.set[i].id, g.set[j].id) != 0;
+    CHECK(unique, "duplicate ids");
+    CHECK(ncut_grid_find(&g, "t0.20-bin-mean-seed-n1") >= 0 && ncut_grid_find(&g, "t0.15-bin-mean-corners-n3") >= 0 &&
+              ncut_grid_find(&g, "t0.25-wtd-zero-minority-n3") >= 0,
+          "published ids in the grid");
+    CHECK(g.n && !strcmp(g.set[0].id, "t0.10-bin-mean-seed-n1"), "first id %s", g.n ? g.set[0].id : "");
+    /* 1 vs 2 threads: identical */
+    ncut_result *a = kc_calloc((size_t)g.n, sizeof *a), *b = kc_calloc((size_t)g.n, sizeof *b);
+    omp_set_num_threads(1);
+    CHECK(ncut_grid_run(&g, c->feats, c->gh, c->gw, c->dim, "t", a, NULL) == 0, "1 thread");
+    omp_set_num_threads(2);
+    CHECK(ncut_grid_run(&g, c->feats, c->gh, c->gw, c->dim, "t", b, NULL) == 0, "2 threads");
+    int diff = 0;
+    for (int s = 0; s < g.n; s++)
+        diff += memcmp(a[s].labels, b[s].labels, (size_t)c->gh * c->gw) || memcmp(a[s].lambda2, b[s].lambda2, sizeof a[s].lambda2) ||
+                a[s].degenerate != b[s].degenerate;
+    CHECK(diff == 0, "1 vs 2 threads: %d settings differ", diff);
+    ncut_results_free(a, g.n);
+    ncut_results_free(b, g.n);
+    /* constant features: a complete graph, every setting degenerate, empty masks, later rounds NaN */
+    float *cst = kc_malloc(400 * 8 * sizeof *cst);
+    for (int i = 0; i < 400 * 8; i++) cst[i] = 0.5f;
+    CHECK(ncut_grid_run(&g, cst, 20, 20, 8, "const", a, NULL) == 0, "constant: %s", kc_error());
+    int all_deg = 1;
+    for (int s = 0; s < g.n; s++) {
+        all_deg &= a[s].degenerate == 1;
+        for (int i = 0; i < 400; i++) all_deg &= a[s].labels[i] == 0;
+        if (a[s].n_masks > 1) all_deg &= isnan(a[s].lambda2[1]) && !isnan(a[s].lambda2[0]);
+    }
+    CHECK(all_deg, "constant features: every setting degenerate with empty masks");
+    ncut_results_free(a, g.n);
+    /* a NaN feature is an error before any solve */
+    cst[123] = NAN;
+    int rc = ncut_grid_run(&g, cst, 20, 20, 8, "img7", a, NULL);
+    CHECK(rc < 0 && strstr(kc_error(), "img7") && strstr(kc_error(), "non-finite"), "NaN: %s", kc_error());
+    cst[123] = INFINITY;
+    rc = ncut_decode_naive(&g.set[0], cst, 20, 20, 8, "img8", a);
+    CHECK(rc < 0 && strstr(kc_error(), "non-finite"), "Inf naive: %s", kc_error());
+    free(cst);
+    free(a);
+    free(b);
+    ncut_grid_free(&g);
+    /* setting ids */
+    ncut_setting st;
+    CHECK(ncut_setting_parse(&st, "t0.20-bin-mean-seed-n1") == 0 && st.tau == 0.2 && !st.weighted &&
+              st.rule == NCUT_RULE_SEED && st.n_masks == 1,
+          "parse TokenCut id");
+    CHECK(ncut_setting_parse(&st, "t0.125-wtd-zero-minority-n8") == 0 && !strcmp(st.id, "t0.125-wtd-zero-minority-n8"),
+          "3-digit tau: %s", kc_error());
+    const char *bad[][2] = {{"t0.20-bin-mean-seed", "expected 5 parts"}, {"t1.5-bin-mean-seed-n1", "bad tau"},
+                            {"x0.20-bin-mean-seed-n1", "bad tau"},     {"t0.20-bim-mean-seed-n1", "unknown edges"},
+                            {"t0.20-bin-median-seed-n1", "unknown split"}, {"t0.20-bin-mean-blob-n1", "unknown foreground"},
+                            {"t0.20-bin-mean-seed-n9", "bad masks"},   {"t0.2-bin-mean-seed-n1", "canonical"}};
+    for (int k = 0; k < 8; k++) {
+        rc = ncut_setting_parse(&st, bad[k][0]);
+        CHECK(rc < 0 && strstr(kc_error(), bad[k][1]) && strstr(kc_error(), bad[k][0]), "%s: %s", bad[k][0], kc_error());
+    }
+    /* grids */
+    const char *badgrid[][2] = {
+        {"[grid]\ntau=\nedges=bin\nsplit=mean\nforeground=seed\nmasks=1\n", "axis 'tau' is empty"},
+        {"[grid]\ntau=0.2\nedges=bin\nsplit=mean\nforeground=seed,blob\nmasks=1\n", "unknown value 'blob'"},
+        {"[grid]\ntau=0.2\nedges=bin\nsplit=mean\nforeground=seed\n", "axis 'masks' missing"},
+        {"[grid]\ntau=0.2\nedges=bin\nsplit=mean\nforeground=seed\nmasks=1\ncolour=red\n", "unknown axis 'colour'"},
+        {"[grd]\ntau=0.2\n", "unknown section"},
+        {"[grid]\ntau=0.2,0.20\nedges=bin\nsplit=mean\nforeground=seed\nmasks=1\n", "given twice"},
+        {"[grid]\ntau=0\nedges=bin\nsplit=mean\nforeground=seed\nmasks=1\n", "unknown value '0'"}};
+    for (int k = 0; k < 7; k++) {
+        rc = ncut_grid_parse(&g, "my.ini", badgrid[k][0]);
+        CHECK(rc < 0 && strstr(kc_error(), badgrid[k][1]) && strstr(kc_error(), "my.ini"), "grid %d: %s", k, kc_error());
+    }
+    rc = ncut_grid_parse(&g, "my.ini", "[grid]\ntau = 0.3\nedges = weighted\nsplit = zero\nforeground = corners minority\nmasks = 2\n");
+    CHECK(rc == 0 && g.n == 2 && !strcmp(g.set[1].id, "t0.30-wtd-zero-minority-n2"), "small grid: %s",
+          rc == 0 ? g.set[1].id : kc_error());
+    if (rc == 0) ncut_grid_free(&g);
+    rc = ncut_grid_load(&g, "no/such/grid.ini");
+    CHECK(rc < 0 && strstr(kc_error(), "no/such/grid.ini"), "missing grid: %s", kc_error());
+}
+
+int main(void)
+{
+    kc_set_prog("test_ncut");
+    tcase cases[16];
+    int n_cases = load_cases(cases, 16);
+    CHECK(n_cases == 8, "tests/data/ncut/inputs.bin: %d cases (%s)", n_cases, kc_error());
+    if (n_cases == 8) {
+        test_parity(cases, n_cases);
+        test_planted(cases);
+        test_naive(&cases[5]);
+        test_grid_and_errors(&cases[4]);
+    }
+    test_krylov();
+    for (int i = 0; i < n_cases; i++) free(cases[i].feats);
+    return test_done();
+}

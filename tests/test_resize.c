@@ -1,0 +1,227 @@
+/* tests/test_resize.c — Pillow 9.4 Lanczos and OpenCV 4.6 bilinear resampling, and the three
+ * preprocessing policies, against references written by tests/ref/image_refs.py.
+ * Expected: byte-exact (tolerance 0; the issue allows one grey level, the report prints the worst
+ * difference and how many values differ). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/image.h"
+#include "pipeline/kc.h"
+#include "pipeline/resize.h"
+#include "pipeline/sha256.h"
+#include "tests/test.h"
+
+#define DATA "tests/data/image"
+
+typedef void (*resize_fn)(const uint8_t *, int, int, uint8_t *, int, int);
+
+static size_t diff_stats(const uint8_t *a, const uint8_t *b, size_t n, int *worst)
+{
+    size_t nd = 0;
+    *worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        int d = abs((int)a[i] - (int)b[i]);
+        nd += d != 0;
+        if (d > *worst) *worst = d;
+    }
+    return nd;
+}
+
+static resize_fn method_fn(const char *m) { return strcmp(m, "lanczos") == 0 ? resize_lanczos_pillow : resize_bilinear_cv; }
+
+static void test_small(void)
+{
+    uint8_t *crop, *ref;
+    size_t crop_n, ref_n;
+    if (kc_read_file(DATA "/resize_crop.rgb", &crop, &crop_n) < 0 || kc_read_file(DATA "/resize_small.bin", &ref, &ref_n) < 0) {
+        CHECK(0, "%s (run tests/ref/image_refs.py)", kc_error());
+        return;
+    }
+    CHECK(crop_n == 97 * 61 * 3, "resize_crop.rgb size %zu", crop_n);
+    FILE *f = fopen(DATA "/resize_small.tsv", "r");
+    char method[32];
+    int w, h, n = 0, exact = 0, worst_all = 0;
+    size_t off = 0;
+    while (f && fscanf(f, "%31s %d %d", method, &w, &h) == 3) {
+        size_t sz = (size_t)w * h * 3;
+        if (off + sz > ref_n) {
+            CHECK(0, "resize_small.bin too short");
+            break;
+        }
+        uint8_t *out = kc_malloc(sz);
+        method_fn(method)(crop, 97, 61, out, w, h);
+        int worst;
+        size_t nd = diff_stats(out, ref + off, sz, &worst);
+        CHECK(nd == 0, "%s 97x61 -> %dx%d: %zu of %zu values differ, max |diff| %d (tol 0)", method, w, h, nd, sz, worst);
+        exact += nd == 0;
+        if (worst > worst_all) worst_all = worst;
+        n++;
+        off += sz;
+        free(out);
+    }
+    if (f) fclose(f);
+    printf("small resizes: %d of %d exact, worst |diff| %d\n", exact, n, worst_all);
+    CHECK(n >= 30, "only %d small resizes", n);
+    free(crop);
+    free(ref);
+}
+
+static void test_real(void)
+{
+    const char *shared = test_shared_data();
+    if (!shared) {
+        SKIP("shared data absent: full-size resizes of real images not checked");
+        return;
+    }
+    FILE *f = fopen(DATA "/resize_real.tsv", "r");
+    CHECK(f != NULL, "cannot open resize_real.tsv");
+    if (!f) return;
+    char method[32], rel[1024], want[80];
+    int dw, dh, n = 0, exact = 0, first = 1;
+    while (fscanf(f, "%31s %1023s %d %d %79s", method, rel, &dw, &dh, want) == 5) {
+        char *path = kc_strfmt("%s/%s", shared, rel);
+        kc_image im;
+        n++;
+        if (image_load_rgb(path, &im) < 0) {
+            CHECK(0, "%s", kc_error());
+            free(path);
+            continue;
+        }
+        int pw, ph;
+        policy_size(strcmp(method, "lanczos") == 0 ? POLICY_SQUARE480 : POLICY_SHORT480, im.w, im.h, &pw, &ph);
+        CHECK(pw == dw && ph == dh, "%s %s: policy size %dx%d, reference %dx%d", method, rel, pw, ph, dw, dh);
+        uint8_t *out = kc_malloc((size_t)dw * dh * 3);
+        double t0 = kc_now();
+        method_fn(method)(im.rgb, im.w, im.h, out, dw, dh);
+        double ms = 1e3 * (kc_now() - t0);
+        char hex[65];
+        sha256_buf_hex(out, (size_t)dw * dh * 3, hex);
+        int ok = strcmp(hex, want) == 0;
+        exact += ok;
+        CHECK(ok, "%s %s -> %dx%d: output differs from the reference (sha256)", method, rel, dw, dh);
+        printf("%-8s %-60s %dx%d -> %dx%d  %s  %.1f ms\n", method, rel, im.w, im.h, dw, dh, ok ? "exact" : "DIFFERS", ms);
+        if (first || strcmp(method, "linear") == 0) {
+            /* the strips of the first image: first and last 32 rows, lossless reference */
+            char *sp = kc_strfmt(DATA "/resize_strips_%s.png", method);
+            kc_image st;
+            if (first || strcmp(rel, "davis/JPEGImages/480p/blackswan/00000.jpg") == 0) {
+                if (image_load_rgb(sp, &st) == 0) {
+                    size_t half = (size_t)32 * dw * 3;
+                    int w1, w2;
+                    size_t n1 = diff_stats(out, st.rgb, half, &w1);
+                    size_t n2 = diff_stats(out + (size_t)(dh - 32) * dw * 3, st.rgb + half, half, &w2);
+                    int worst = w1 > w2 ? w1 : w2;
+                    CHECK(st.w == dw && st.h == 64 && worst <= 1, "%s strips: max |diff| %d (tol 1)", method, worst);
+                    printf("%s strips of %s: %zu of %zu values differ, max |diff| %d\n", method, rel, n1 + n2, 2 * half, worst);
+                    image_free(&st);
+                } else {
+                    CHECK(0, "%s", kc_error());
+                }
+            }
+            free(sp);
+        }
+        first = 0;
+        free(out);
+        image_free(&im);
+        free(path);
+    }
+    fclose(f);
+    printf("full-size real resizes: %d of %d exact\n", exact, n);
+    CHECK(n >= 10, "only %d real resizes", n);
+}
+
+static void test_policies(void)
+{
+    uint8_t *in;
+    float *ref;
+    size_t in_n, ref_n;
+    if (kc_read_file(DATA "/policy_in.rgb", &in, &in_n) < 0 || kc_read_file(DATA "/policy.f32", (uint8_t **)&ref, &ref_n) < 0) {
+        CHECK(0, "%s", kc_error());
+        return;
+    }
+    kc_image im = {37, 29, in};
+    FILE *f = fopen(DATA "/policy.tsv", "r");
+    char name[32], want[80];
+    int patch, H, W, n = 0;
+    size_t off = 0;
+    while (f && fscanf(f, "%31s %d %d %d %79s", name, &patch, &H, &W, want) == 5) {
+        kc_policy p;
+        CHECK(policy_parse(name, &p) == 0, "policy_parse(%s)", name);
+        float *chw;
+        int h, w;
+        if (policy_prepare(&im, p, patch, &chw, &h, &w) < 0) {
+            CHECK(0, "policy_prepare %s: %s", name, kc_error());
+            continue;
+        }
+        CHECK(h == H && w == W && h % patch == 0 && w % patch == 0, "%s/%d: %dx%d, reference %dx%d", name, patch, h, w, H, W);
+        size_t nv = (size_t)3 * H * W;
+        if (h == H && w == W) {
+            char hex[65];
+            sha256_buf_hex(chw, nv * sizeof(float), hex);
+            CHECK(strcmp(hex, want) == 0, "%s/%d: float32 output differs from NumPy's (sha256)", name, patch);
+            if (p == POLICY_NATIVE16 && (off + nv) * sizeof(float) <= ref_n) {
+                double worst = 0;
+                for (size_t i = 0; i < nv; i++) {
+                    double d = fabs((double)chw[i] - (double)ref[off + i]);
+                    if (d > worst) worst = d;
+                }
+                CHECK(worst == 0, "%s/%d: max |diff| %.3g (tol 0)", name, patch, worst);
+                printf("%s patch %d: %dx%d, max |diff| vs NumPy float32 %.3g\n", name, patch, H, W, worst);
+                /* padding is exactly zero */
+                int pad_bad = 0;
+                for (int c = 0; c < 3; c++)
+                    for (int y = 0; y < H; y++)
+                        for (int x = 0; x < W; x++)
+                            if ((y >= 29 || x >= 37) && chw[((size_t)c * H + y) * W + x] != 0.0f) pad_bad++;
+                CHECK(pad_bad == 0, "%d padding values are not zero", pad_bad);
+                off += nv;
+            }
+        }
+        n++;
+        free(chw);
+    }
+    if (f) fclose(f);
+    CHECK(n == 4, "%d policy cases", n);
+    free(ref);
+
+    /* geometry rules */
+    int w, h;
+    policy_size(POLICY_SHORT480, 854, 480, &w, &h);
+    CHECK(w == 832 && h == 480, "short480 854x480 -> %dx%d", w, h);
+    policy_size(POLICY_SHORT480, 500, 500, &w, &h);
+    CHECK(w == 448 && h == 480, "short480 square -> %dx%d (DINO: 448 wide, 480 high)", w, h);
+    policy_size(POLICY_SHORT480, 375, 500, &w, &h);
+    CHECK(w == 480 && h == 640, "short480 375x500 -> %dx%d", w, h);
+    policy_size(POLICY_SQUARE480, 500, 375, &w, &h);
+    CHECK(w == 480 && h == 480, "square480 -> %dx%d", w, h);
+
+    /* errors */
+    kc_policy p;
+    CHECK(policy_parse("square512", &p) < 0 && strstr(kc_error(), "square512"), "bad policy name: %s", kc_error());
+    kc_image tiny = {15, 40, in};
+    float *chw = NULL;
+    CHECK(policy_prepare(&tiny, POLICY_NATIVE16, 16, &chw, &h, &w) < 0 && chw == NULL && strstr(kc_error(), "smaller"),
+          "native16 on a 15-pixel-wide image must fail: %s", kc_error());
+    kc_image exact16 = {16, 16, in};
+    CHECK(policy_prepare(&exact16, POLICY_NATIVE16, 16, &chw, &h, &w) == 0 && h == 16 && w == 16, "16x16 native16");
+    free(chw);
+
+    /* unchanged size is a copy for both resamplers */
+    uint8_t *o = kc_malloc(in_n);
+    resize_lanczos_pillow(in, 37, 29, o, 37, 29);
+    CHECK(memcmp(o, in, in_n) == 0, "Lanczos same size is not a copy");
+    resize_bilinear_cv(in, 37, 29, o, 37, 29);
+    CHECK(memcmp(o, in, in_n) == 0, "bilinear same size is not a copy");
+    free(o);
+    free(in);
+}
+
+int main(void)
+{
+    test_small();
+    test_real();
+    test_policies();
+    return test_done();
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# tests/test_vit_full.sh — full-size parity of the ViT forward with PyTorch.
+# tests/ref/vit_ref.py builds ViT-S/16 in the DINO layout with seeded random weights (saved as .pth
+# and safetensors), a SelfPatch-shaped ViT-S/16 (no class token, no final norm, nested in
+# teacher / module.backbone.), a ViT-S/8 and a Hugging Face-named ViT-S/16 (hf position mode,
+# config.json), takes real DAVIS frames from $KC_SHARED_DATA centre-cropped to 480x480 (so no
+# resampling enters), and writes torch's keys and tokens; test_vit then computes them from the
+# same files and crops: max |diff| <= 1e-4 * max |ref| for every case, worst printed.
+# Everything lives under $BUILD/test-tmp/vit_full and is deleted afterwards.  SKIP without torch
+# or without the shared data.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+davis=$KC_SHARED_DATA/davis/JPEGImages/480p
+imgs=("$davis/blackswan/00000.jpg" "$davis/car-shadow/00020.jpg" "$davis/libby/00040.jpg")
+if ! /usr/bin/python3 -c 'import torch, PIL, numpy' 2>/dev/null; then
+  skip "vit full-size parity: /usr/bin/python3 cannot import torch, PIL and numpy"
+elif [ ! -f "${imgs[0]}" ] || [ ! -f "${imgs[1]}" ] || [ ! -f "${imgs[2]}" ]; then
+  skip "vit full-size parity: shared DAVIS frames absent ($davis)"
+elif [ ! -x "$BUILD/tests/test_vit" ]; then
+  bad "vit full-size parity: $BUILD/tests/test_vit not built"
+else
+  d=$(tmpdir vit_full)
+  t0=$SECONDS
+  if OMP_NUM_THREADS=2 /usr/bin/python3 tests/ref/vit_ref.py full "$d" "${imgs[@]}" >"$d/ref.log" 2>&1; then
+    ok
+    echo "reference: $((SECONDS - t0)) s"
+    out=$("$BUILD/tests/test_vit" "$d" 2>&1); rc=$?
+    echo "$out"
+    line=$(grep -E '^RESULT ' <<<"$out" | tail -n 1)
+    read -r _ p f s <<<"${line:-RESULT 0 1 0}"
+    T_PASS=$((T_PASS + p)); T_FAIL=$((T_FAIL + f)); T_SKIP=$((T_SKIP + s))
+    if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then bad "test_vit $d exited $rc"; fi
+  else
+    bad "vit_ref.py full failed: $(tail -n 3 "$d/ref.log")"
+  fi
+  echo "total: $((SECONDS - t0)) s"
+  rm -rf "$d"
+fi
+done_tests
