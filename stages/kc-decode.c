@@ -177,12 +177,13 @@ int main(int argc, char **argv)
     prov_free(&prov);
     cache_writer_free(&w);
     cache_close(&r);
+    int n_settings = grid.n;
     ncut_grid_free(&grid);
     char took[32];
     progress_fmt_time(kc_now() - t0, took, sizeof took);
     if (total.solves)
         kc_info("%ld eigen-solves (%ld shared, %ld dense), %.0f products per Krylov solve", total.solves, total.reused,
                 total.dense, (double)total.matvecs / (double)(total.solves - total.dense > 0 ? total.solves - total.dense : 1));
-    kc_info("wrote %s (%d images x %d settings) in %s", out, n, grid.n, took);
+    kc_info("wrote %s (%d images x %d settings) in %s", out, n, n_settings, took);
     return 0;
 }
