@@ -46,8 +46,10 @@ NET_WEIGHTS   = $(shell configs/net-args.sh $(NETS_INI) $(1) --weights-path)
 pipeline-check:
 	@[ -n "$(VOC)" ] || { echo "set VOC=/path/to/VOCdevkit/VOC2012 (see README)" >&2; exit 2; }
 	@for n in $(NETS); do configs/net-args.sh $(NETS_INI) $$n >/dev/null; done
-	@echo "pipeline: NETS=\"$(NETS)\" VOC=$(VOC) OUT=$(OUT); a ViT-S/16 extracts about 4 images/s on 2 cores,"
-	@echo "pipeline: decoding the 144-setting grid takes about 0.5 s per image; 'make -n $(MAKECMDGOALS)' lists the steps"
+
+# Prints what `make GOALS` would run and how long it should take (configs/plan.sh).
+PLAN = $(MAKE) --no-print-directory -n $(1) 2>/dev/null | SELECT_LIST=$(SELECT_LIST) SELECT_COUNT=$(SELECT_COUNT) TRAIN_LIST=$(VOC)/ImageSets/Segmentation/train.txt \
+       VAL_LIST=$(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt DAVIS_ROOT=$(DAVIS) DAVIS_SPLIT=$(DAVIS_SPLIT) configs/plan.sh
 
 # ---- per-network options, rewritten only when they change (so make sees edits of one network) ----
 # Done while the makefile is read (not by a rule), so that `make -n` shows the true plan.
@@ -67,13 +69,13 @@ $(SELECT_LIST): $(VOC)/ImageSets/Segmentation/train.txt $(BUILD)/kc-score
 
 # ---- features ------------------------------------------------------------------------------
 $(OUT)/cache/%/voc12-select/keys.h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(SELECT_LIST) $$(call NET_WEIGHTS,$$*)
-	$(BUILD)/kc-extract $$(cat $(OUT)/nets/$*.args) --dataset voc:$(VOC):$(SELECT_LIST) --out $@
+	$(BUILD)/kc-extract $(file < $(OUT)/nets/$*.args) --dataset voc:$(VOC):$(SELECT_LIST) --out $@
 
 $(OUT)/cache/%/voc12-val/keys.h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt $$(call NET_WEIGHTS,$$*)
-	$(BUILD)/kc-extract $$(cat $(OUT)/nets/$*.args) --dataset voc:$(VOC):$(VAL_SPLIT) --out $@
+	$(BUILD)/kc-extract $(file < $(OUT)/nets/$*.args) --dataset voc:$(VOC):$(VAL_SPLIT) --out $@
 
 $(OUT)/cache/%/davis17-val/tokens.h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(DAVIS)/ImageSets/2017/$(DAVIS_SPLIT).txt $$(call NET_WEIGHTS,$$*)
-	$(BUILD)/kc-extract $$(cat $(OUT)/nets/$*.args) --dataset davis:$(DAVIS):$(DAVIS_SPLIT) --features $(DAVIS_KIND) --out $@
+	$(BUILD)/kc-extract $(file < $(OUT)/nets/$*.args) --dataset davis:$(DAVIS):$(DAVIS_SPLIT) --features $(DAVIS_KIND) --out $@
 
 $(OUT)/cache/%/centered.h5: $(OUT)/cache/%/keys.h5 $(BUILD)/kc-center
 	$(BUILD)/kc-center $< $@
@@ -112,6 +114,7 @@ $(TABLES)/report.csv: $(VAL_SCORES) $(DAVIS_SCORES) $(BUILD)/kc-table
 	$(BUILD)/kc-table $(dir $(VAL_SCORES)) --out $(TABLES) --name report --only report --setting $(SETTING) $(DAVIS_OPTS) --ledger $(LEDGER)
 
 sweep: pipeline-check all
+	@$(call PLAN,$(TABLES)/sweep.csv)
 	@$(MAKE) --no-print-directory $(TABLES)/sweep.csv
 	@cat $(TABLES)/sweep.md
 
@@ -121,16 +124,21 @@ BEST_SETTING = $$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES)))
 
 report: pipeline-check all
 ifeq ($(SETTING),best)
+	@$(call PLAN,$(TABLES)/sweep.csv)
 	@$(MAKE) --no-print-directory $(TABLES)/sweep.csv
 	@best=$(BEST_SETTING); echo "pipeline: the selection split chose $$best"; \
+	  $(MAKE) --no-print-directory -n SETTING=$$best $(TABLES)/report.csv 2>/dev/null | SELECT_LIST=$(SELECT_LIST) \
+	    VAL_LIST=$(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt DAVIS_ROOT=$(DAVIS) configs/plan.sh; \
 	  $(MAKE) --no-print-directory SETTING=$$best $(TABLES)/report.csv
 else
+	@$(call PLAN,$(TABLES)/report.csv)
 	@$(MAKE) --no-print-directory $(TABLES)/report.csv
 endif
 	@cat $(TABLES)/report.md
 
 davis: all
 	@[ -n "$(DAVIS)" ] || { echo "set DAVIS=/path/to/DAVIS (see README)" >&2; exit 2; }
+	@$(call PLAN,$(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv))
 	@$(MAKE) --no-print-directory $(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv)
 	@for n in $(NETS); do echo "$$n: $$(tail -n 1 $(OUT)/results/$$n/davis17-val/global_results-$(DAVIS_SPLIT).csv)"; done
 
