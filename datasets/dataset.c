@@ -214,7 +214,7 @@ static int open_davis(kc_dataset *d, int *cap)
 
 static int open_dir(kc_dataset *d, int *cap)
 {
-    if (!is_dir(d->root)) return kc_fail("%s: folder not found", d->root);
+    if (!is_dir(d->root)) return kc_fail(kc_exists(d->root) ? "%s: not a folder" : "%s: folder not found", d->root);
     char **names;
     int n;
     KC_TRY(list_dir_sorted(d->root, 1, &names, &n));

@@ -5,7 +5,7 @@
 # Runs $FUZZ_BUILD/<name> on a working corpus $FUZZ_BUILD/corpus/<parser> seeded from
 # fuzz/corpus/<parser>, prints executions per harness, exits 1 if any harness failed.
 set -u -o pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 mode=$1 secs=$2 opts=$3; shift 3
 n=$#
 if [ "$mode" = total ]; then per=$(( secs / n )); else per=$secs; fi

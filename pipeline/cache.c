@@ -24,6 +24,8 @@
 #define HDF5_LOCK _Pragma("omp critical(kc_hdf5)")
 
 static void close_impl(cache_reader *r);
+static void remove_partial(const cache_writer *w);
+static int piece_copy_impl(cache_piece *p, const cache_reader *r, const char *dset);
 
 static void h5_quiet(void)
 {
@@ -165,7 +167,7 @@ static int write_dataset(hid_t file, const char *path, hid_t type, const void *d
     int rc = 0;
     if (d < 0) rc = kc_fail("cannot create dataset %s (already there?)", path);
     else if (H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
-        rc = kc_fail("cannot write dataset %s", path);
+        rc = kc_fail("cannot write dataset %s (disk full?)", path);
     if (d >= 0) H5Dclose(d);
     H5Sclose(space);
     return rc;
@@ -251,7 +253,7 @@ static int read_i32_2col(hid_t file, const char *path, const char *fname, int n,
     return 0;
 }
 
-static int open_impl(cache_reader *r, const char *path, const char *format)
+static int open_impl(cache_reader *r, const char *path, const char *format, int allow_empty)
 {
     memset(r, 0, sizeof *r);
     r->file = -1;
@@ -278,9 +280,16 @@ static int open_impl(cache_reader *r, const char *path, const char *format)
     hid_t sp = H5Dget_space(d);
     hssize_t n = H5Sget_simple_extent_npoints(sp);
     H5Sclose(sp);
-    if (n <= 0 || n > 100000000) {
+    if (n < 0 || n > 100000000 || (n == 0 && !allow_empty)) {
         H5Dclose(d);
         return kc_fail("%s: /index/ids is empty", path);
+    }
+    if (n == 0) { /* an empty shard (cache_open_shard only) */
+        H5Dclose(d);
+        r->index.ids = kc_calloc(1, sizeof(char *));
+        r->index.grid = kc_calloc(2, sizeof(int32_t));
+        r->index.size = kc_calloc(2, sizeof(int32_t));
+        return 0;
     }
     char **ids = kc_calloc((size_t)n, sizeof *ids);
     hid_t mt = vlen_str_type();
@@ -307,12 +316,12 @@ static int open_impl(cache_reader *r, const char *path, const char *format)
     return 0;
 }
 
-int cache_open(cache_reader *r, const char *path, const char *format)
+static int open_checked(cache_reader *r, const char *path, const char *format, int allow_empty)
 {
     int rc;
     HDF5_LOCK
     {
-        rc = open_impl(r, path, format);
+        rc = open_impl(r, path, format, allow_empty);
         if (rc < 0) {
             char msg[2048];
             snprintf(msg, sizeof msg, "%s", kc_error());
@@ -321,6 +330,13 @@ int cache_open(cache_reader *r, const char *path, const char *format)
         }
     }
     return rc;
+}
+
+int cache_open(cache_reader *r, const char *path, const char *format) { return open_checked(r, path, format, 0); }
+
+int cache_open_shard(cache_reader *r, const char *path, const char *format)
+{
+    return open_checked(r, path, format, 1);
 }
 
 const char *cache_attr(const cache_reader *r, const char *key) { return prov_get(&r->prov, key); }
@@ -561,14 +577,18 @@ int cache_writer_open(cache_writer *w, const char *path, const char *format, con
     char *fp_path = kc_strfmt("%s/fingerprint", w->partial);
     int rc = 0;
     if (kc_exists(w->partial) && !kc_exists(fp_path)) {
-        /* made by a pre-fingerprint crash window of an older version: only safe when empty */
+        /* A folder without a fingerprint was never finished being set up (a kill between mkdir and
+         * the fingerprint's rename): it holds no finished piece, so start afresh.  A folder that
+         * does hold pieces but no fingerprint is not ours to guess about: refused below. */
         DIR *d = opendir(w->partial);
-        int n = 0;
+        int pieces = 0;
         struct dirent *e;
-        while (d && (e = readdir(d)))
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+        while (d && (e = readdir(d))) {
+            size_t l = strlen(e->d_name);
+            if (!strncmp(e->d_name, "piece-", 6) && !(l > 4 && !strcmp(e->d_name + l - 4, ".tmp"))) pieces++;
+        }
         if (d) closedir(d);
-        if (n == 0) rmdir(w->partial);
+        if (pieces == 0) remove_partial(w);
     }
     if (kc_exists(w->partial)) {
         uint8_t *old = NULL;
@@ -654,7 +674,10 @@ int cache_piece_put_f32(cache_piece *p, const char *dset, const float *data, int
     int rc;
     HDF5_LOCK
     rc = write_dataset(p->file, dset, H5T_NATIVE_FLOAT, data, rank, dims);
-    if (rc < 0) p->failed = 1;
+    if (rc < 0) {
+        p->failed = 1;
+        kc_fail_prefix("%s", p->tmp);
+    }
     return rc;
 }
 
@@ -664,7 +687,10 @@ int cache_piece_put_u8(cache_piece *p, const char *dset, const uint8_t *data, in
     int rc;
     HDF5_LOCK
     rc = write_dataset(p->file, dset, H5T_NATIVE_UINT8, data, rank, dims);
-    if (rc < 0) p->failed = 1;
+    if (rc < 0) {
+        p->failed = 1;
+        kc_fail_prefix("%s", p->tmp);
+    }
     return rc;
 }
 
@@ -732,6 +758,20 @@ int cache_piece_commit(cache_piece *p)
     return rc;
 }
 
+/* Forward: copies every float/int attribute of one object to another (used by the merge below). */
+typedef struct attr_copy attr_copy;
+static herr_t copy_one_attr(hid_t loc, const char *name, const H5A_info_t *info, void *op);
+
+int cache_piece_copy(cache_piece *p, const cache_reader *r, const char *dset)
+{
+    if (p->failed) return -1;
+    int rc = 0;
+    HDF5_LOCK
+    rc = piece_copy_impl(p, r, dset);
+    if (rc < 0) p->failed = 1;
+    return rc;
+}
+
 /* Merge ---------------------------------------------------------------------------------------- */
 
 typedef struct merge_ctx {
@@ -741,11 +781,11 @@ typedef struct merge_ctx {
     int rc;
 } merge_ctx;
 
-typedef struct attr_copy {
+struct attr_copy {
     hid_t dst;
     sha256_ctx *hash;
     int rc;
-} attr_copy;
+};
 
 static herr_t copy_one_attr(hid_t loc, const char *name, const H5A_info_t *info, void *op)
 {
@@ -931,4 +971,53 @@ void cache_writer_free(cache_writer *w)
     free(w->partial);
     free(w->format);
     memset(w, 0, sizeof *w);
+}
+
+/* cache_piece_copy: the dataset's values (float32 or uint8, as the merge reads them) and its
+ * attributes, into the piece.  Called under the HDF5 lock. */
+static int piece_copy_impl(cache_piece *p, const cache_reader *r, const char *dset)
+{
+    hid_t d = H5Dopen2((hid_t)r->file, dset, H5P_DEFAULT);
+    if (d < 0) return kc_fail("%s: missing dataset %s", r->path, dset);
+    hid_t ft = H5Dget_type(d), sp = H5Dget_space(d);
+    int rank = H5Sget_simple_extent_ndims(sp);
+    hsize_t dims[8];
+    int64_t dd[8];
+    int rc = 0;
+    size_t count = 1;
+    if (rank < 1 || rank > 8) {
+        rc = kc_fail("%s: dataset %s has rank %d", r->path, dset, rank);
+    } else {
+        H5Sget_simple_extent_dims(sp, dims, NULL);
+        for (int i = 0; i < rank; i++) {
+            count *= dims[i];
+            dd[i] = (int64_t)dims[i];
+        }
+    }
+    H5T_class_t cls = H5Tget_class(ft);
+    if (rc == 0 && cls != H5T_FLOAT && cls != H5T_INTEGER)
+        rc = kc_fail("%s: dataset %s is neither float nor integer", r->path, dset);
+    if (rc == 0) {
+        hid_t mt = cls == H5T_FLOAT ? H5T_NATIVE_FLOAT : H5T_NATIVE_UINT8;
+        void *buf = kc_malloc(count * (cls == H5T_FLOAT ? 4 : 1));
+        if (H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+            rc = kc_fail("%s: cannot read dataset %s (damaged file?)", r->path, dset);
+        else if (write_dataset(p->file, dset, mt, buf, rank, dd) < 0)
+            rc = -1;
+        free(buf);
+    }
+    if (rc == 0) {
+        sha256_ctx dummy;
+        sha256_init(&dummy);
+        hid_t od = H5Dopen2(p->file, dset, H5P_DEFAULT);
+        attr_copy ac = {od, &dummy, 0};
+        hsize_t idx = 0;
+        if (H5Aiterate2(d, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_one_attr, &ac) < 0 || ac.rc < 0)
+            rc = kc_fail_prefix("%s: %s", r->path, dset);
+        H5Dclose(od);
+    }
+    H5Sclose(sp);
+    H5Tclose(ft);
+    H5Dclose(d);
+    return rc;
 }

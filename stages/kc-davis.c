@@ -7,6 +7,7 @@
  * columns, %.3f) and DIR/global_results-<split>.json (full precision, per object and per frame).
  */
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,9 @@ int main(int argc, char **argv)
     }
     if (!results || !root || !split) kc_die_msg("--results, --davis and --split are required (see --help)");
     double t0 = kc_now();
+    struct stat st;
+    if (stat(results, &st) != 0) kc_die_msg("%s: results folder not found", results);
+    if (!S_ISDIR(st.st_mode)) kc_die_msg("%s: not a folder", results);
     /* Refuse early, before the work, when the outputs exist. */
     if (!force) {
         const char *names[3] = {"global_results-%s.csv", "per-sequence_results-%s.csv", "global_results-%s.json"};

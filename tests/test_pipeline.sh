@@ -4,7 +4,9 @@
 source "$(dirname "$0")/lib.sh"
 T=$(tmpdir pipeline)
 export KC_QUIET=1
-M="make --no-print-directory -s BUILD=$BUILD"
+# under the sanitizer suite (BUILD=x-san, KC_SANITIZE=1) make must be told SANITIZE=1 and the base name
+if [ "${KC_SANITIZE:-}" = 1 ]; then M="make --no-print-directory -s SANITIZE=1 BUILD=${BUILD%-san}"
+else M="make --no-print-directory -s BUILD=$BUILD"; fi
 
 # 1. the demo, in a scratch folder
 if $M demo DEMO_DIR="$T/demo" DEMO_TABLES="$T/tables" >"$T/demo.log" 2>&1; then ok; else bad "make demo failed: $(tail -n 5 "$T/demo.log")"; fi

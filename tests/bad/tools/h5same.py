@@ -3,7 +3,8 @@
 datasets (dtype, shape, bit-identical values) and attributes, the root attribute `created` aside;
 otherwise prints the first difference and exits 1 (2 when a file cannot be read completely).
 h5same.py --max-abs A.h5 B.h5: the same walk, but float datasets may differ; prints the largest
-absolute and relative difference of float data (used for keys under different thread counts)."""
+absolute and relative difference of float data (used for keys under different thread counts).
+--ignore-hashes: root attributes *content_hash are not compared (implied by --max-abs)."""
 import sys
 import h5py
 import numpy as np
@@ -28,9 +29,11 @@ def attrs(obj, root):
 
 def main():
     args = sys.argv[1:]
-    tolerant = args and args[0] == "--max-abs"
-    if tolerant:
-        args = args[1:]
+    tolerant = "--max-abs" in args
+    if tolerant or "--ignore-hashes" in args:
+        # content hashes necessarily differ when values do; compare the rest
+        IGNORE.update({"content_hash", "input_content_hash", "features_content_hash"})
+    args = [a for a in args if not a.startswith("--")]
     try:
         fa, fb = h5py.File(args[0], "r"), h5py.File(args[1], "r")
         oa, ob = walk(fa), walk(fb)

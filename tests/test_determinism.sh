@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# tests/test_determinism.sh — same command, same outputs (issue 6 part 4).
+#
+# The whole tiny pipeline (kc-extract with a tiny ViT and with --model color, kc-center, kc-decode
+# of the full 144-setting sweep, kc-score, kc-table, kc-extract of DAVIS tokens, kc-propagate,
+# kc-davis) runs three times in the same folder (so command lines, hence provenance, are equal):
+#   A: OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2;  A2: the same again;  S: both 1.
+# A vs A2: every cache holds the same datasets, values and attributes (`created` aside) and every
+# CSV, JSON, Markdown, LaTeX and PNG is byte-identical.  A vs S: masks, scores, CSVs, tables and
+# propagated PNGs are bit-identical for the same input features (run S decodes A's features too),
+# and the ViT keys and tokens differ by at most KEYS_TOL (reported: the measured bound).
+source "$(dirname "$0")/lib.sh"
+export KC_QUIET=1 OMP_WAIT_POLICY=PASSIVE
+B=$(cd "$BUILD" && pwd)
+T=$(cd "$(tmpdir determinism)" && pwd)
+ROOT=$(pwd)
+KEYS_TOL=${KEYS_TOL:-1e-5}   # max |difference| of keys / tokens between 1 and 2 threads (values ~1)
+if ! /usr/bin/python3 -c 'import h5py' 2>/dev/null; then skip "h5py missing: cannot compare caches"; done_tests; exit 0; fi
+same_h5() { /usr/bin/python3 "$ROOT/tests/bad/tools/h5same.py" "$@"; }
+
+"$B"/kc-demo-data --out "$T/demo" --train 2 --val 6 --videos 1 --frames 5 >/dev/null 2>&1 || bad "kc-demo-data"
+V=$T/demo/voc
+W=$ROOT/tests/data/vit/dino.pth
+
+pipeline() { # runs everything into $T/run with the given thread counts
+  export OMP_NUM_THREADS=$1 OPENBLAS_NUM_THREADS=$1
+  local R=$T/run
+  rm -rf "$R"; mkdir -p "$R"
+  (
+    set -e
+    cd "$R"
+    "$B"/kc-extract --weights "$W" --heads 2 --dataset "voc:$V:val" --batch 2 --features keys,tokens --out "$R/keys.h5"
+    "$B"/kc-extract --model color --dataset "voc:$V:val" --out "$R/color.h5"
+    "$B"/kc-center "$R/keys.h5" "$R/centered.h5"
+    "$B"/kc-decode --features "$R/centered.h5" --grid "$ROOT/configs/sweep.ini" --out "$R/masks.h5"
+    "$B"/kc-decode --features "$R/color.h5" --setting t0.15-bin-mean-corners-n3 --out "$R/cmasks.h5"
+    "$B"/kc-score --masks "$R/masks.h5" --voc "$V" --split "$V/ImageSets/Segmentation/val.txt" --out "$R/scores" --ledger "$R/ledger.tsv" --network tiny
+    "$B"/kc-score --masks "$R/cmasks.h5" --voc "$V" --split "$V/ImageSets/Segmentation/val.txt" --out "$R/cscores" --ledger "$R/ledger.tsv" --network color
+    "$B"/kc-table "$R/scores" "$R/cscores" --out "$R/tables" --name val --setting t0.15-bin-mean-corners-n3 --ledger "$R/ledger.tsv"
+    "$B"/kc-extract --weights "$W" --heads 2 --dataset "davis:$T/demo/davis:val" --features tokens --out "$R/tokens.h5"
+    "$B"/kc-propagate --features "$R/tokens.h5" --davis "$T/demo/davis" --split val --out "$R/davis"
+    "$B"/kc-davis --results "$R/davis" --davis "$T/demo/davis" --split val
+  ) >"$T/log-$1.txt" 2>&1 || { bad "pipeline with $1 thread(s) failed: $(tail -n 2 "$T/log-$1.txt")"; return 1; }
+}
+# byte-compare every non-HDF5 output (CSV, JSON, md, tex, PNG) of two runs; ledger lines carry the time
+files_equal() {
+  local a=$1 b=$2 what=$3 n=0 f
+  while IFS= read -r -d '' f; do
+    f=${f#"$a"/}
+    [[ $f == *.h5 || $f == ledger.tsv ]] && continue
+    n=$((n + 1))
+    cmp -s "$a/$f" "$b/$f" || { bad "$what: $f differs"; return; }
+  done < <(find "$a" -type f -print0 | sort -z)
+  [ "$(cd "$a" && find . -type f ! -name '*.h5' | sort)" = "$(cd "$b" && find . -type f ! -name '*.h5' | sort)" ] \
+    || { bad "$what: different file lists"; return; }
+  ok; echo "$what: $n CSV/JSON/table/PNG files byte-identical"
+}
+
+t0=$SECONDS
+pipeline 2 && mv "$T/run" "$T/A"
+pipeline 2 && mv "$T/run" "$T/A2"
+pipeline 1 && mv "$T/run" "$T/S"
+echo "three pipeline runs in $((SECONDS - t0)) s"
+
+# ---- run after run: everything identical ---------------------------------------------------------
+for c in keys color centered masks cmasks tokens; do
+  if out=$(same_h5 "$T/A/$c.h5" "$T/A2/$c.h5"); then ok; else bad "run after run: $c.h5: $out"; fi
+done
+files_equal "$T/A" "$T/A2" "run after run (2 threads)"
+
+# ---- 1 vs 2 threads ---------------------------------------------------------------------------------
+for c in keys tokens centered; do
+  m=$(same_h5 --max-abs "$T/A/$c.h5" "$T/S/$c.h5")
+  read -r _ mabs _ _ <<<"$m"
+  if awk -v a="$mabs" -v t="$KEYS_TOL" 'BEGIN { exit !(a <= t) }'; then ok; else bad "1 vs 2 threads: $c.h5 differs by $mabs (> $KEYS_TOL)"; fi
+  echo "1 vs 2 threads: $c.h5 $m (bound $KEYS_TOL)"
+done
+if out=$(same_h5 "$T/A/color.h5" "$T/S/color.h5"); then ok; else bad "1 vs 2 threads: color.h5: $out"; fi
+# the decoder, scorer and propagation on the same input under 1 thread: bit-identical
+(
+  export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+  R=$T/run; rm -rf "$R"; cp -a "$T/A" "$R"; cd "$R"
+  rm -rf masks.h5 cmasks.h5 scores cscores tables davis ledger.tsv
+  set -e
+  "$B"/kc-decode --features "$R/centered.h5" --grid "$ROOT/configs/sweep.ini" --out "$R/masks.h5"
+  "$B"/kc-decode --features "$R/color.h5" --setting t0.15-bin-mean-corners-n3 --out "$R/cmasks.h5"
+  "$B"/kc-score --masks "$R/masks.h5" --voc "$V" --split "$V/ImageSets/Segmentation/val.txt" --out "$R/scores" --ledger "$R/ledger.tsv" --network tiny
+  "$B"/kc-score --masks "$R/cmasks.h5" --voc "$V" --split "$V/ImageSets/Segmentation/val.txt" --out "$R/cscores" --ledger "$R/ledger.tsv" --network color
+  "$B"/kc-table "$R/scores" "$R/cscores" --out "$R/tables" --name val --setting t0.15-bin-mean-corners-n3 --ledger "$R/ledger.tsv"
+  "$B"/kc-propagate --features "$R/tokens.h5" --davis "$T/demo/davis" --split val --out "$R/davis"
+  "$B"/kc-davis --results "$R/davis" --davis "$T/demo/davis" --split val
+) >"$T/log-1-same-input.txt" 2>&1 || bad "1-thread rerun on 2-thread features failed: $(tail -n 2 "$T/log-1-same-input.txt")"
+mv "$T/run" "$T/S1"
+for c in masks cmasks; do
+  if out=$(same_h5 "$T/A/$c.h5" "$T/S1/$c.h5"); then ok; else bad "1 vs 2 threads, same features: $c.h5: $out"; fi
+done
+files_equal "$T/A" "$T/S1" "1 vs 2 threads, same features"
+# the whole chain under 1 thread: report whether masks came out identical despite the keys' ulps
+if out=$(same_h5 --ignore-hashes "$T/A/masks.h5" "$T/S/masks.h5"); then
+  echo "whole chain, 1 vs 2 threads: masks.h5 values and attributes identical (input hashes aside)"
+else
+  echo "whole chain, 1 vs 2 threads: masks.h5 differs ($out) — from keys that differ by the bound above"
+fi
+echo "$T_PASS passed, $T_FAIL failed"
+done_tests
