@@ -22,12 +22,14 @@
 #include "pipeline/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/progress.h"
+#include "pipeline/shard.h"
 
 static void usage(int status)
 {
     fprintf(status ? stderr : stdout,
             "usage: kc-propagate --features FILE --davis ROOT --split NAME --out DIR [--kind tokens|keys]\n"
             "                    [--window 12] [--topk 5] [--temperature 0.1] [--context 7] [--patch 16]\n"
+            "                    [--shard i/n]\n"
             "\n"
             "Propagates each DAVIS sequence's first-frame annotation through the video with the frozen\n"
             "features of FILE (a kc-extract cache with ids <sequence>/<frame>), DINO's protocol: context =\n"
@@ -35,6 +37,8 @@ static void usage(int status)
             "+-window patches, the top-k sources, x patch bilinear upsampling, per-channel min-max, argmax.\n"
             "Writes palette PNGs DIR/<sequence>/<frame>.png and DIR/propagate.json (the settings).\n"
             "Finished sequences are kept: rerunning the command resumes.  Default kind: tokens.\n"
+            "--shard i/n propagates only slice i of n of the sequences (whole videos, pipeline/shard.h);\n"
+            "the n shards may run at once into the same DIR, which then holds every sequence.\n"
             "\n"
             "example:\n"
             "  kc-propagate --features cache/dino/davis17-val/tokens.h5 --davis /data/DAVIS --split val \\\n"
@@ -184,6 +188,7 @@ int main(int argc, char **argv)
     prop_config_default(&R.cfg);
     const char *features = NULL, *split = NULL;
     R.kind = "tokens";
+    kc_shard shard = KC_SHARD_NONE;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
@@ -193,6 +198,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--davis")) R.root = val;
         else if (!strcmp(a, "--split")) split = val;
         else if (!strcmp(a, "--out")) R.out = val;
+        else if (!strcmp(a, "--shard")) {
+            if (shard_parse(val, &shard) < 0) kc_die();
+        }
         else if (!strcmp(a, "--kind")) {
             if (strcmp(val, "tokens") && strcmp(val, "keys")) kc_die_msg("--kind %s: must be tokens or keys", val);
             R.kind = val;
@@ -214,11 +222,21 @@ int main(int argc, char **argv)
     if (!features || !R.root || !split || !R.out) kc_die_msg("--features, --davis, --split and --out are required (see --help)");
     if (prop_config_check(&R.cfg) < 0) kc_die();
     double t0 = kc_now();
-    if (cache_open(&R.cache, features, CACHE_FORMAT_FEATURES) < 0) kc_die();
+    if (cache_open(&R.cache, features, CACHE_FORMAT_FEATURES) < 0 || shard_check_input(&shard, &R.cache) < 0) kc_die();
     char **seqs;
     int n_seq;
     if (davis_read_split(R.root, split, &seqs, &n_seq) < 0) kc_die();
     image_davis_palette(R.palette);
+    if (shard_active(&shard)) { /* this shard's sequences: whole videos, the slice rule of every stage */
+        int *keep = kc_malloc((size_t)n_seq * sizeof *keep), m = 0;
+        shard_select(&shard, (const char *const *)seqs, n_seq, keep);
+        for (int s = 0; s < n_seq; s++) {
+            if (keep[s]) seqs[m++] = seqs[s];
+            else free(seqs[s]);
+        }
+        n_seq = m;
+        free(keep);
+    }
 
     /* the settings, recorded beside the PNGs; other settings' results are never mixed in */
     const char *hash = cache_content_hash(&R.cache);
@@ -239,12 +257,28 @@ int main(int argc, char **argv)
         uint8_t *old;
         size_t len;
         if (kc_read_file(spath, &old, &len) < 0) kc_die();
-        if (len != strlen(settings) || memcmp(old, settings, len) != 0)
-            kc_die_msg("%s: %s holds results of other settings or features; use another --out or remove it",
-                       spath, R.out);
+        if (len != strlen(settings) || memcmp(old, settings, len) != 0) {
+            /* another run's settings: only acceptable when it finished no sequence */
+            int finished = 0;
+            for (int s = 0; s < n_seq; s++) {
+                char *f = kc_strfmt("%s/%s", R.out, seqs[s]);
+                finished |= kc_exists(f);
+                free(f);
+            }
+            if (finished)
+                kc_die_msg("%s: %s holds results of other settings or features; use another --out or remove it",
+                           spath, R.out);
+            if (kc_write_file_atomic(spath, settings, strlen(settings)) < 0) kc_die();
+        }
         free(old);
-    } else if (kc_write_file_atomic(spath, settings, strlen(settings)) < 0) {
-        kc_die();
+    } else if (!shard_active(&shard)) {
+        if (kc_write_file_atomic(spath, settings, strlen(settings)) < 0) kc_die();
+    } else {
+        /* shards may start at once: each writes its own copy, then renames it over the same name */
+        char *mine = kc_strfmt("%s.shard-%d", spath, shard.index);
+        if (kc_write_file_atomic(mine, settings, strlen(settings)) < 0) kc_die();
+        if (rename(mine, spath) < 0) kc_die_msg("%s: cannot rename to %s (%s)", mine, spath, strerror(errno));
+        free(mine);
     }
 
     /* frames of each sequence */
