@@ -35,6 +35,8 @@ VAL_SPLIT    ?= val
 KIND         ?= keys
 DAVIS_KIND   ?= tokens
 WEIGHTS      ?=
+SHARDS       ?= 1
+SCHEDULER    ?= local
 
 SELECT_LIST  := $(SPLITS)/select$(SELECT_COUNT).txt
 NET_ARGS      = $(shell configs/net-args.sh $(NETS_INI) $(1))
@@ -68,6 +70,9 @@ $(SELECT_LIST): $(VOC)/ImageSets/Segmentation/train.txt $(BUILD)/kc-score
 	$(BUILD)/kc-score --make-selection $< --count $(SELECT_COUNT) --out $(SPLITS)
 
 # ---- features ------------------------------------------------------------------------------
+# With SHARDS=n > 1 the rules of this section, decoding and kc-propagate are those of slurm.mk
+# (n shards per product, joined by kc-merge into the same file).
+ifeq ($(SHARDS),1)
 $(OUT)/cache/%/voc12-select/keys.h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(SELECT_LIST) $$(call NET_WEIGHTS,$$*)
 	$(BUILD)/kc-extract $(file < $(OUT)/nets/$*.args) --dataset voc:$(VOC):$(SELECT_LIST) --out $@
 
@@ -87,6 +92,8 @@ $(OUT)/cache/%/voc12-select/masks.h5: $(OUT)/cache/%/voc12-select/centered.h5 $(
 $(OUT)/cache/%/voc12-val/masks-$(SETTING).h5: $(OUT)/cache/%/voc12-val/centered.h5 $(BUILD)/kc-decode
 	$(BUILD)/kc-decode --features $< --kind $(KIND) --setting $(SETTING) --out $@
 
+endif # SHARDS == 1
+
 # ---- scores --------------------------------------------------------------------------------
 $(OUT)/scores/%/select/summary.csv: $(OUT)/cache/%/voc12-select/masks.h5 $(BUILD)/kc-score
 	$(BUILD)/kc-score --masks $< --voc $(VOC) --split $(SELECT_LIST) --out $(@D) --network $* --ledger $(LEDGER)
@@ -97,9 +104,11 @@ $(OUT)/scores/%/val-$(SETTING)/summary.csv: $(OUT)/cache/%/voc12-val/masks-$(SET
 # ---- DAVIS ---------------------------------------------------------------------------------
 # kc-propagate keeps finished sequences (a rerun resumes); kc-davis writes its CSV last, so the
 # CSV's presence means both steps completed.
+ifeq ($(SHARDS),1)
 $(OUT)/results/%/davis17-val/global_results-$(DAVIS_SPLIT).csv: $(OUT)/cache/%/davis17-val/tokens.h5 $(BUILD)/kc-propagate $(BUILD)/kc-davis
 	$(BUILD)/kc-propagate --features $< --davis $(DAVIS) --split $(DAVIS_SPLIT) --kind $(DAVIS_KIND) --out $(@D)
 	$(BUILD)/kc-davis --results $(@D) --davis $(DAVIS) --split $(DAVIS_SPLIT) --force
+endif
 
 # ---- tables --------------------------------------------------------------------------------
 SELECT_SCORES = $(foreach n,$(NETS),$(OUT)/scores/$(n)/select/summary.csv)
@@ -113,10 +122,12 @@ $(TABLES)/sweep.csv: $(SELECT_SCORES) $(BUILD)/kc-table
 $(TABLES)/report.csv: $(VAL_SCORES) $(DAVIS_SCORES) $(BUILD)/kc-table
 	$(BUILD)/kc-table $(dir $(VAL_SCORES)) --out $(TABLES) --name report --only report --setting $(SETTING) $(DAVIS_OPTS) --ledger $(LEDGER)
 
+ifneq ($(SCHEDULER),slurm)   # SCHEDULER=slurm: sweep and demo are those of slurm.mk
 sweep: pipeline-check all
 	@$(call PLAN,$(TABLES)/sweep.csv)
 	@$(MAKE) --no-print-directory $(TABLES)/sweep.csv
 	@cat $(TABLES)/sweep.md
+endif
 
 # SETTING=best (the default) takes the setting with the best mean Jaccard over NETS on the
 # selection split (kc-table --print-best), after the sweep; any setting id can be given instead.
@@ -157,6 +168,7 @@ $(DEMO_DIR)/data/voc/ImageSets/Segmentation/train.txt: $(BUILD)/kc-demo-data
 	rm -rf $(DEMO_DIR)/data
 	$(BUILD)/kc-demo-data --out $(DEMO_DIR)/data
 
+ifneq ($(SCHEDULER),slurm)
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory $(DEMO_DIR)/data/voc/ImageSets/Segmentation/train.txt
@@ -173,3 +185,7 @@ demo: deps
 	      --images voc:$(DEMO_DIR)/data/voc:val --first 4 --out $(DEMO_DIR)/shows
 	@echo; echo "demo: $(DEMO_TABLES)/demo.md (VOC val at the chosen setting, DAVIS J&F), $(DEMO_TABLES)/demo-sweep.md (all settings on the selection split), overlays in $(DEMO_DIR)/shows/"
 	@cat $(DEMO_TABLES)/demo.md
+endif
+
+# Sharding (SHARDS=n) and SCHEDULER=slurm: see slurm.mk and README "On a Slurm cluster".
+-include slurm.mk

@@ -9,15 +9,24 @@
  *
  * ncut_eigen_dense   the naive reference and the fallback: L as a dense double matrix,
  *                    LAPACKE_dsyevr for indices 2..3 only (O(n^3), ~15-40 ms at n = 900).
- * ncut_eigen_krylov  block Lanczos (block 4) with full reorthogonalisation (twice, classical
- *                    Gram-Schmidt) against v1 and the basis, Rayleigh-Ritz on the projected matrix
- *                    H = Q^T A Q (LAPACKE_dsyevr on the small problem), thick restart keeping the
- *                    12 largest Ritz vectors, stopping when the residuals ||A y - theta y|| of the
- *                    two largest Ritz pairs are below 1e-10.  A block of 4 also captures repeated
- *                    eigenvalues (mu2 = mu3 exactly on symmetric or complete graphs).  Breakdown
- *                    (an invariant subspace, e.g. a complete graph, where A v = 0 on v1-perp) is
- *                    continued with fresh deterministic random vectors.  Returns 1 when it does not
- *                    converge within its budget.
+ * ncut_eigen_krylov  block Lanczos (block 2, so that a double eigenvalue mu2 = mu3 of symmetric or
+ *                    complete graphs is seen) with full reorthogonalisation (classical Gram-Schmidt,
+ *                    twice, by BLAS-3 against v1 and the whole basis, no restart), Rayleigh-Ritz on
+ *                    the block-tridiagonal projected matrix (LAPACKE_dsyevr, the three largest),
+ *                    residuals from the last block's coupling.  Stopping rule, A's eigenvalues mu:
+ *                      the wanted pair (mu2, y2):  ||A y - mu y|| <= clamp(1e-8 * gap, 1e-13, 1e-10)
+ *                        (Davis-Kahan: the angle to the eigenvector is at most residual / gap);
+ *                      the third eigenvalue mu3 (only its value is used, for the eigengap): its
+ *                        error estimate min(r3, r3^2 / (mu3 - mu4)) <= 1e-10;
+ *                      a degenerate gap (< 1e-6): both residuals <= 1e-10.
+ *                    Rayleigh-Ritz runs at basis size 12, then at steps extrapolated from the
+ *                    residuals' geometric decay.  The final residual is measured by one more product
+ *                    (e.residual); an estimate that lied, or a basis beyond 240 vectors, returns 1.
+ *                    A breakdown (invariant subspace, e.g. a complete graph where A v = 0 on v1-perp)
+ *                    continues with fresh deterministic random vectors.  Products go through
+ *                    ncut_graph_apply, which uses per-row edge / gap lists (graph.h): the
+ *                    near-complete graphs of uncentred or random keys, which need the most products
+ *                    (lambda2 near 1, small eigengap), have the cheapest ones.
  * ncut_eigen         the Krylov solver, falling back to the dense one (small n, no convergence).
  *
  * The result x is normalised by x^T D x = 1 (as scipy.linalg.eigh(D - W, D) returns it) and its

@@ -3,6 +3,7 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __AVX2__
@@ -42,6 +43,64 @@ double ncut_graph_weight(const ncut_graph *g, int i, int j)
     return s > g->tau ? 1.0 : NCUT_EPS;
 }
 
+/* A weighted row with more edges than this fraction is evaluated from S (dense). */
+#define DENSE_FRACTION 0.3
+
+#ifdef __AVX2__
+static uint8_t compress_lut[256][8]; /* the set bit positions of each byte, in order */
+static pthread_once_t compress_once = PTHREAD_ONCE_INIT;
+static void compress_init(void)
+{
+    for (int m = 0; m < 256; m++) {
+        int k = 0;
+        for (int b = 0; b < 8; b++)
+            if (m >> b & 1) compress_lut[m][k++] = (uint8_t)b;
+    }
+}
+/* appends j0 + the set bit positions of mask to buf (writes 8 entries: buf needs 8 spare) */
+static inline int append_bits(uint16_t *buf, int len, unsigned mask, int j0)
+{
+    __m128i idx = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)compress_lut[mask]));
+    _mm_storeu_si128((__m128i *)(buf + len), _mm_add_epi16(idx, _mm_set1_epi16((short)j0)));
+    return len + __builtin_popcount(mask);
+}
+#endif
+
+/* One row of S: ebuf gets the edge columns; for binary edges gbuf gets the active non-edge
+ * columns and bad is set when an inactive column is an edge.  ebuf, gbuf: n + 8 entries. */
+static void scan_row(const float *s, int n, float t, int weighted, const uint8_t *actbits, uint16_t *ebuf,
+                     uint16_t *gbuf, int *ne_out, int *ng_out, int *bad_out)
+{
+    int ne = 0, ng = 0, bad = 0, j = 0;
+#ifdef __AVX2__
+    pthread_once(&compress_once, compress_init);
+    const __m256 t8 = _mm256_set1_ps(t);
+    for (; j + 8 <= n; j += 8) {
+        __m256 v = _mm256_loadu_ps(s + j);
+        unsigned em = (unsigned)_mm256_movemask_ps(weighted ? _mm256_cmp_ps(v, t8, _CMP_GE_OQ)
+                                                            : _mm256_cmp_ps(v, t8, _CMP_GT_OQ));
+        ne = append_bits(ebuf, ne, em, j);
+        if (!weighted) {
+            unsigned am = actbits[j / 8];
+            ng = append_bits(gbuf, ng, ~em & am & 0xffu, j);
+            bad |= (em & ~am & 0xffu) != 0;
+        }
+    }
+#endif
+    for (; j < n; j++) {
+        int e = weighted ? s[j] >= t : s[j] > t, a = actbits[j / 8] >> (j % 8) & 1;
+        ebuf[ne] = gbuf[ng] = (uint16_t)j;
+        ne += e;
+        if (!weighted) {
+            ng += (!e) & a;
+            bad |= e & (!a);
+        }
+    }
+    *ne_out = ne;
+    *ng_out = ng;
+    *bad_out = bad;
+}
+
 void ncut_graph_init(ncut_graph *g, const float *S, int n, double tau, int weighted)
 {
     g->n = n;
@@ -49,21 +108,96 @@ void ncut_graph_init(ncut_graph *g, const float *S, int n, double tau, int weigh
     g->tau = (float)tau;
     g->weighted = weighted;
     g->deg = kc_malloc((size_t)n * sizeof *g->deg);
-    double *ones = kc_malloc((size_t)n * sizeof *ones);
-    for (int i = 0; i < n; i++) ones[i] = 1.0;
-    ncut_graph_apply(g, ones, g->deg, 1);
-    free(ones);
+    g->form = kc_malloc((size_t)n);
+    g->active = kc_malloc((size_t)n);
+    g->start = kc_malloc((size_t)(n + 1) * sizeof *g->start);
+    g->scratch = kc_malloc((size_t)NCUT_MAX_BLOCK * n * sizeof *g->scratch);
+    g->col = NULL;
+    g->val = NULL;
+    g->listed = 0;
+    g->dense_rows = 0;
+    const float t = g->tau;
+    /* a row of S that is all zero (a zeroed patch) has no edge when 0 fails the rule; its column
+     * then holds no edge either (S is symmetric), so gaps lists may skip it */
+    const int zero_is_edge = weighted ? 0.0f >= t : 0.0f > t;
+    for (int i = 0; i < n; i++) {
+        const float *s = S + (size_t)i * n;
+        int act = zero_is_edge || s[i] != 0.0f;
+        for (int j = 0; j < n && !act; j++) act = s[j] != 0.0f;
+        g->active[i] = (uint8_t)act;
+    }
+    if (n > 65535) { /* columns do not fit the lists: every row dense */
+        memset(g->form, NCUT_ROW_DENSE, (size_t)n);
+        memset(g->start, 0, (size_t)(n + 1) * sizeof *g->start);
+        g->dense_rows = n;
+    } else {
+        size_t cap = weighted ? (size_t)n * ((size_t)(DENSE_FRACTION * n) + 1) : (size_t)n * ((size_t)n / 2 + 1);
+        g->col = kc_malloc(cap * sizeof *g->col);
+        if (weighted) g->val = kc_malloc(cap * sizeof *g->val);
+        uint16_t *ebuf = kc_malloc((size_t)(n + 8) * sizeof *ebuf), *gbuf = kc_malloc((size_t)(n + 8) * sizeof *gbuf);
+        uint8_t *actbits = kc_calloc((size_t)n / 8 + 1, 1); /* active columns, bit j % 8 of byte j / 8 */
+        for (int j = 0; j < n; j++) actbits[j / 8] |= (uint8_t)(g->active[j] << (j % 8));
+        size_t at = 0;
+        for (int i = 0; i < n; i++) {
+            const float *s = S + (size_t)i * n;
+            int ne = 0, ng = 0, bad = 0;
+            scan_row(s, n, t, weighted, actbits, ebuf, gbuf, &ne, &ng, &bad);
+            g->start[i] = (int64_t)at;
+            if (!weighted) g->deg[i] = (double)ne + NCUT_EPS * (n - ne); /* = sum_j W_ij */
+            if (bad) { /* S not symmetric on a zero row: gaps lists would miss an edge */
+                g->form[i] = NCUT_ROW_EDGES;
+            } else if (weighted) {
+                g->form[i] = ne <= DENSE_FRACTION * n ? NCUT_ROW_EDGES : NCUT_ROW_DENSE;
+            } else {
+                g->form[i] = ne <= ng || !g->active[i] ? NCUT_ROW_EDGES : NCUT_ROW_GAPS;
+            }
+            if (g->form[i] == NCUT_ROW_EDGES) {
+                memcpy(g->col + at, ebuf, (size_t)ne * sizeof *ebuf);
+                if (weighted)
+                    for (int k = 0; k < ne; k++) g->val[at + k] = s[ebuf[k]];
+                at += (size_t)ne;
+            } else if (g->form[i] == NCUT_ROW_GAPS) {
+                memcpy(g->col + at, gbuf, (size_t)ng * sizeof *gbuf);
+                at += (size_t)ng;
+            } else {
+                g->dense_rows++;
+            }
+        }
+        g->start[n] = (int64_t)at;
+        g->listed = (long)at;
+        free(ebuf);
+        free(gbuf);
+        free(actbits);
+    }
+    if (weighted || !g->col) {
+        double *ones = kc_malloc((size_t)n * sizeof *ones);
+        for (int i = 0; i < n; i++) ones[i] = 1.0;
+        ncut_graph_apply(g, ones, g->deg, 1);
+        free(ones);
+    }
 }
 
 void ncut_graph_free(ncut_graph *g)
 {
     free(g->deg);
-    g->deg = NULL;
+    free(g->form);
+    free(g->active);
+    free(g->start);
+    free(g->col);
+    free(g->val);
+    free(g->scratch);
+    g->deg = g->scratch = NULL;
+    g->form = g->active = NULL;
+    g->start = NULL;
+    g->col = NULL;
+    g->val = NULL;
 }
 
-/* One row: y[k] = sum_j w_ij x[k][j] for k < nb.  The vector path keeps four partial sums per
- * vector (lanes j mod 4) and adds them in a fixed order. */
-static void apply_row(const ncut_graph *g, int i, const double *X, double *y, int nb)
+/* One dense row: y[k] = sum_j w_ij x[k][j] for k < NB, X: (NB, n).  The vector path keeps four
+ * partial sums per vector (lanes j mod 4) and adds them in a fixed order.  WEIGHTED and NB are
+ * compile-time constants at each call, so the loop carries no branch. */
+static inline __attribute__((always_inline)) void dense_row_t(const ncut_graph *g, int i, const double *X,
+                                                             double *y, const int WEIGHTED, const int NB)
 {
     const int n = g->n;
     const float *s = g->sim + (size_t)i * n;
@@ -77,17 +211,17 @@ static void apply_row(const ncut_graph *g, int i, const double *X, double *y, in
         const double *x0 = X, *x1 = X + n, *x2 = X + 2 * (size_t)n, *x3 = X + 3 * (size_t)n;
         for (; j + 4 <= n; j += 4) {
             __m128 sv = _mm_loadu_ps(s + j);
-            __m128 m = g->weighted ? _mm_cmp_ps(sv, tau4, _CMP_GE_OQ) : _mm_cmp_ps(sv, tau4, _CMP_GT_OQ);
+            __m128 m = WEIGHTED ? _mm_cmp_ps(sv, tau4, _CMP_GE_OQ) : _mm_cmp_ps(sv, tau4, _CMP_GT_OQ);
             __m256d md = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm_castps_si128(m)));
-            __m256d val = g->weighted ? _mm256_cvtps_pd(sv) : one4;
+            __m256d val = WEIGHTED ? _mm256_cvtps_pd(sv) : one4;
             __m256d w = _mm256_blendv_pd(eps4, val, md);
             a0 = _mm256_fmadd_pd(w, _mm256_loadu_pd(x0 + j), a0);
-            if (nb > 1) a1 = _mm256_fmadd_pd(w, _mm256_loadu_pd(x1 + j), a1);
-            if (nb > 2) a2 = _mm256_fmadd_pd(w, _mm256_loadu_pd(x2 + j), a2);
-            if (nb > 3) a3 = _mm256_fmadd_pd(w, _mm256_loadu_pd(x3 + j), a3);
+            if (NB > 1) a1 = _mm256_fmadd_pd(w, _mm256_loadu_pd(x1 + j), a1);
+            if (NB > 2) a2 = _mm256_fmadd_pd(w, _mm256_loadu_pd(x2 + j), a2);
+            if (NB > 3) a3 = _mm256_fmadd_pd(w, _mm256_loadu_pd(x3 + j), a3);
         }
         __m256d av[4] = {a0, a1, a2, a3};
-        for (int k = 0; k < nb; k++) {
+        for (int k = 0; k < NB; k++) {
             double t[4];
             _mm256_storeu_pd(t, av[k]);
             acc[k] = (t[0] + t[1]) + (t[2] + t[3]);
@@ -95,19 +229,150 @@ static void apply_row(const ncut_graph *g, int i, const double *X, double *y, in
     }
 #endif
     for (; j < n; j++) {
-        double w = g->weighted ? (s[j] >= g->tau ? (double)s[j] : NCUT_EPS) : (s[j] > g->tau ? 1.0 : NCUT_EPS);
-        for (int k = 0; k < nb; k++) acc[k] += w * X[(size_t)k * n + j];
+        double w = WEIGHTED ? (s[j] >= g->tau ? (double)s[j] : NCUT_EPS) : (s[j] > g->tau ? 1.0 : NCUT_EPS);
+        for (int k = 0; k < NB; k++) acc[k] += w * X[(size_t)k * n + j];
     }
-    for (int k = 0; k < nb; k++) y[k] = acc[k];
+    for (int k = 0; k < NB; k++) y[k] = acc[k];
+}
+
+static void dense_row(const ncut_graph *g, int i, const double *X, double *y, int nb)
+{
+    if (g->weighted) {
+        switch (nb) {
+        case 1: dense_row_t(g, i, X, y, 1, 1); break;
+        case 2: dense_row_t(g, i, X, y, 1, 2); break;
+        case 3: dense_row_t(g, i, X, y, 1, 3); break;
+        default: dense_row_t(g, i, X, y, 1, 4);
+        }
+    } else {
+        switch (nb) {
+        case 1: dense_row_t(g, i, X, y, 0, 1); break;
+        case 2: dense_row_t(g, i, X, y, 0, 2); break;
+        case 3: dense_row_t(g, i, X, y, 0, 3); break;
+        default: dense_row_t(g, i, X, y, 0, 4);
+        }
+    }
+}
+
+/* sum over a list of the (n, NB) rows of X: p[k] = sum x[j][k]; weighted: q[k] = sum v_j x[j][k] */
+static inline void list_sum4(const uint16_t *c, const float *v, int len, const double *X, double *p, double *q)
+{
+#ifdef __AVX2__
+    __m256d ap = _mm256_setzero_pd(), aq = ap;
+    if (v)
+        for (int k = 0; k < len; k++) {
+            __m256d x = _mm256_loadu_pd(X + 4 * (size_t)c[k]);
+            ap = _mm256_add_pd(ap, x);
+            aq = _mm256_fmadd_pd(_mm256_set1_pd((double)v[k]), x, aq);
+        }
+    else
+        for (int k = 0; k < len; k++) ap = _mm256_add_pd(ap, _mm256_loadu_pd(X + 4 * (size_t)c[k]));
+    _mm256_storeu_pd(p, ap);
+    _mm256_storeu_pd(q, aq);
+#else
+    for (int b = 0; b < 4; b++) p[b] = q[b] = 0;
+    for (int k = 0; k < len; k++)
+        for (int b = 0; b < 4; b++) {
+            double x = X[4 * (size_t)c[k] + b];
+            p[b] += x;
+            if (v) q[b] += (double)v[k] * x;
+        }
+#endif
+}
+
+static inline void list_sum(const uint16_t *c, const float *v, int len, const double *X, int nb, double *p, double *q)
+{
+    if (nb == 4) {
+        list_sum4(c, v, len, X, p, q);
+        return;
+    }
+#ifdef __AVX2__
+    if (nb == 2) { /* two lanes of 2: even and odd entries, added in a fixed order */
+        __m128d p0 = _mm_setzero_pd(), p1 = p0, q0 = p0, q1 = p0;
+        int k = 0;
+        if (v) {
+            for (; k + 2 <= len; k += 2) {
+                __m128d x0 = _mm_loadu_pd(X + 2 * (size_t)c[k]), x1 = _mm_loadu_pd(X + 2 * (size_t)c[k + 1]);
+                p0 = _mm_add_pd(p0, x0);
+                p1 = _mm_add_pd(p1, x1);
+                q0 = _mm_fmadd_pd(_mm_set1_pd((double)v[k]), x0, q0);
+                q1 = _mm_fmadd_pd(_mm_set1_pd((double)v[k + 1]), x1, q1);
+            }
+            if (k < len) {
+                __m128d x0 = _mm_loadu_pd(X + 2 * (size_t)c[k]);
+                p0 = _mm_add_pd(p0, x0);
+                q0 = _mm_fmadd_pd(_mm_set1_pd((double)v[k]), x0, q0);
+            }
+        } else {
+            for (; k + 2 <= len; k += 2) {
+                p0 = _mm_add_pd(p0, _mm_loadu_pd(X + 2 * (size_t)c[k]));
+                p1 = _mm_add_pd(p1, _mm_loadu_pd(X + 2 * (size_t)c[k + 1]));
+            }
+            if (k < len) p0 = _mm_add_pd(p0, _mm_loadu_pd(X + 2 * (size_t)c[k]));
+        }
+        _mm_storeu_pd(p, _mm_add_pd(p0, p1));
+        _mm_storeu_pd(q, _mm_add_pd(q0, q1));
+        return;
+    }
+#endif
+    if (nb == 1) { /* four partial sums, added in a fixed order */
+        double a[4] = {0, 0, 0, 0}, w[4] = {0, 0, 0, 0};
+        int k = 0;
+        for (; k + 4 <= len; k += 4)
+            for (int u = 0; u < 4; u++) {
+                double x = X[c[k + u]];
+                a[u] += x;
+                if (v) w[u] += (double)v[k + u] * x;
+            }
+        for (; k < len; k++) {
+            a[0] += X[c[k]];
+            if (v) w[0] += (double)v[k] * X[c[k]];
+        }
+        p[0] = (a[0] + a[1]) + (a[2] + a[3]);
+        q[0] = (w[0] + w[1]) + (w[2] + w[3]);
+        return;
+    }
+    for (int b = 0; b < nb; b++) p[b] = q[b] = 0;
+    for (int k = 0; k < len; k++) {
+        const double *x = X + (size_t)nb * c[k];
+        for (int b = 0; b < nb; b++) p[b] += x[b];
+        if (v)
+            for (int b = 0; b < nb; b++) q[b] += (double)v[k] * x[b];
+    }
 }
 
 void ncut_graph_apply(const ncut_graph *g, const double *X, double *Y, int nb)
 {
     const int n = g->n;
-    double y[4];
+    double sum[NCUT_MAX_BLOCK] = {0}, sum_active[NCUT_MAX_BLOCK] = {0};
+    for (int j = 0; j < n; j++)
+        for (int b = 0; b < nb; b++) {
+            sum[b] += X[(size_t)j * nb + b];
+            if (g->active[j]) sum_active[b] += X[(size_t)j * nb + b];
+        }
+    if (g->dense_rows)
+        for (int j = 0; j < n; j++)
+            for (int b = 0; b < nb; b++) g->scratch[(size_t)b * n + j] = X[(size_t)j * nb + b];
+    const double eps = NCUT_EPS;
     for (int i = 0; i < n; i++) {
-        apply_row(g, i, X, y, nb);
-        for (int k = 0; k < nb; k++) Y[(size_t)k * n + i] = y[k];
+        double *y = Y + (size_t)i * nb, p[4], q[4];
+        const uint16_t *c = g->col ? g->col + g->start[i] : NULL;
+        int len = (int)(g->start[i + 1] - g->start[i]);
+        switch (g->form[i]) {
+        case NCUT_ROW_EDGES: /* edges: w x = eps (sum - p) + (binary: p, weighted: q) */
+            list_sum(c, g->weighted ? g->val + g->start[i] : NULL, len, X, nb, p, q);
+            for (int b = 0; b < nb; b++) y[b] = eps * (sum[b] - p[b]) + (g->weighted ? q[b] : p[b]);
+            break;
+        case NCUT_ROW_GAPS: /* binary: the edges' sum is sum_active - p */
+            list_sum(c, NULL, len, X, nb, p, q);
+            for (int b = 0; b < nb; b++) {
+                double e = sum_active[b] - p[b];
+                y[b] = eps * (sum[b] - e) + e;
+            }
+            break;
+        default:
+            dense_row(g, i, g->scratch, y, nb);
+        }
     }
 }
 

@@ -85,6 +85,8 @@ int cache_read_attr_f32(const cache_reader *r, const char *dset, const char *nam
 int cache_read_attr_i32(const cache_reader *r, const char *dset, const char *name, int32_t *val);
 /* Names of the members of a group (e.g. the setting ids under /masks), sorted. */
 int cache_list(const cache_reader *r, const char *group, char ***names, int *n);
+/* As cache_open, but an empty index (an empty shard, kc-merge) is accepted. */
+int cache_open_shard(cache_reader *r, const char *path, const char *format);
 /* Hash of the cache's content (stored at write time as root attribute content_hash). */
 const char *cache_content_hash(const cache_reader *r);
 void cache_close(cache_reader *r);
@@ -112,6 +114,8 @@ int cache_piece_attr_i32(cache_piece *p, const char *dset, const char *name, int
 /* Closes, fsyncs and renames the piece into place; frees p (also on failure). */
 int cache_piece_commit(cache_piece *p);
 void cache_piece_abort(cache_piece *p);
+/* Copies dataset dset of r (values and attributes) into the piece under the same name (kc-merge). */
+int cache_piece_copy(cache_piece *p, const cache_reader *r, const char *dset);
 /* Merges all pieces (all must be present) into OUT atomically, with the index and provenance
  * (format, format_version, code_version, created and content_hash are added here). */
 int cache_writer_finish(cache_writer *w, const cache_index *ix, const cache_prov *prov);

@@ -19,18 +19,20 @@
 #include "pipeline/cache.h"
 #include "pipeline/kc.h"
 #include "pipeline/progress.h"
+#include "pipeline/shard.h"
 
 enum { BATCH = 16 };
 
 static void usage(int status)
 {
     fprintf(status ? stderr : stdout,
-            "usage: kc-center IN.h5 OUT.h5\n"
+            "usage: kc-center [--shard i/n] IN.h5 OUT.h5\n"
             "\n"
             "Subtracts each image's mean key (over its tokens) from its keys.  OUT has the layout and\n"
             "index of IN; each /features/keys/<id> carries the removed mean's norm as attribute\n"
             "mean_norm.  /features/tokens, when present, is copied unchanged.  Rerunning after an\n"
-            "interruption resumes from OUT.partial/.\n"
+            "interruption resumes from OUT.partial/.  --shard i/n centres only slice i of n of IN's\n"
+            "images (pipeline/shard.h); join the shard caches with kc-merge.\n"
             "\n"
             "example:\n"
             "  kc-center cache/dino/voc12-val/keys.h5 cache/dino/voc12-val/centered.h5\n");
@@ -52,23 +54,42 @@ int main(int argc, char **argv)
     kc_set_cmdline(argc, argv);
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) usage(0);
+    kc_shard shard = KC_SHARD_NONE;
+    char *pos[3] = {argv[0], NULL, NULL};
+    int n_pos = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--shard") && i + 1 < argc) {
+            if (shard_parse(argv[++i], &shard) < 0) kc_die();
+        } else if (n_pos < 3) {
+            pos[n_pos++] = argv[i];
+        } else {
+            usage(2);
+        }
+    }
+    argv = pos;
+    argc = n_pos;
     if (argc != 3) usage(2);
     if (argv[1][0] == '-' || argv[2][0] == '-') kc_die_msg("unknown option %s (see --help)", argv[1][0] == '-' ? argv[1] : argv[2]);
     const char *in = argv[1], *out = argv[2];
     openblas_set_num_threads(1);
     double t0 = kc_now();
     cache_reader r;
-    if (cache_open(&r, in, CACHE_FORMAT_FEATURES) < 0) kc_die();
-    const int n = r.index.n;
+    if (cache_open(&r, in, CACHE_FORMAT_FEATURES) < 0 || shard_check_input(&shard, &r) < 0) kc_die();
     const char *hash = cache_content_hash(&r);
     char *d0k = kc_strfmt("/features/keys/%s", r.index.ids[0]), *d0t = kc_strfmt("/features/tokens/%s", r.index.ids[0]);
     int has_keys = cache_has(&r, d0k), has_tokens = cache_has(&r, d0t);
     free(d0k);
     free(d0t);
     if (!has_keys) kc_die_msg("%s: no /features/keys (kc-center centres keys; was it extracted with --features tokens?)", in);
-    const char *parts[] = {"kc-center", KC_VERSION, in, hash ? hash : "", has_tokens ? "tokens" : ""};
+    char full_ids[65], shard_s[32];
+    const int full_n = r.index.n;
+    shard_ids_hash((const char *const *)r.index.ids, r.index.n, full_ids);
+    shard_index(&shard, &r.index);
+    const int n = r.index.n;
+    const char *parts[] = {"kc-center", KC_VERSION, in, hash ? hash : "", has_tokens ? "tokens" : "",
+                           shard_str(&shard, shard_s)};
     char fp[65];
-    cache_fingerprint(fp, 5, parts);
+    cache_fingerprint(fp, shard_active(&shard) ? 6 : 5, parts);
     int n_batches = (n + BATCH - 1) / BATCH;
     cache_writer w;
     if (cache_writer_open(&w, out, CACHE_FORMAT_FEATURES, fp, n_batches) < 0) kc_die();
@@ -136,11 +157,12 @@ int main(int argc, char **argv)
     progress_end(&p);
     cache_prov prov = {0, NULL, NULL};
     for (int k = 0; k < r.prov.n; k++)
-        if (!prov_reserved(r.prov.key[k])) prov_set(&prov, r.prov.key[k], r.prov.value[k]);
+        if (!prov_reserved(r.prov.key[k]) && !shard_prov_key(r.prov.key[k])) prov_set(&prov, r.prov.key[k], r.prov.value[k]);
     prov_set(&prov, "command", kc_cmdline());
     prov_set(&prov, "input", in);
     prov_set(&prov, "input_content_hash", hash ? hash : "");
     prov_set(&prov, "centered", "keys");
+    shard_prov(&shard, &prov, full_ids, full_n, BATCH, out);
     if (cache_writer_finish(&w, &r.index, &prov) < 0) kc_die();
     prov_free(&prov);
     cache_writer_free(&w);

@@ -19,13 +19,15 @@
 #include "pipeline/cache.h"
 #include "pipeline/kc.h"
 #include "pipeline/progress.h"
+#include "pipeline/shard.h"
 
 enum { BATCH = 16 };
 
 static void usage(int status)
 {
     fprintf(status ? stderr : stdout,
-            "usage: kc-decode --features FILE [--kind keys|tokens] (--setting ID | --grid FILE) --out masks.h5\n"
+            "usage: kc-decode --features FILE [--kind keys|tokens] (--setting ID | --grid FILE) [--shard i/n]\n"
+            "                 --out masks.h5\n"
             "\n"
             "Finds objects without labels: a normalized cut of each image's patch graph (TokenCut /\n"
             "MaskCut style), for one decoder setting or every setting of a grid.\n"
@@ -36,6 +38,7 @@ static void usage(int status)
             "                   t0.15-bin-mean-corners-n3 (MaskCut): tau-edges-split-foreground-masks\n"
             "  --grid FILE      every setting of a grid file (configs/sweep.ini: 144 settings)\n"
             "  --out FILE       the masks cache to write (an interrupted run resumes from FILE.partial/)\n"
+            "  --shard i/n      only slice i of n of the images (pipeline/shard.h); join with kc-merge\n"
             "\n"
             "examples:\n"
             "  kc-decode --features cache/dino/voc12-val/centered.h5 --grid configs/sweep.ini \\\n"
@@ -56,7 +59,7 @@ int main(int argc, char **argv)
 {
     kc_set_prog("kc-decode");
     kc_set_cmdline(argc, argv);
-    const char *features = NULL, *kind = "keys", *setting = NULL, *grid_path = NULL, *out = NULL;
+    const char *features = NULL, *kind = "keys", *setting = NULL, *grid_path = NULL, *out = NULL, *shard_arg = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
@@ -65,6 +68,7 @@ int main(int argc, char **argv)
                            : !strcmp(a, "--setting") ? &setting
                            : !strcmp(a, "--grid")   ? &grid_path
                            : !strcmp(a, "--out")    ? &out
+                           : !strcmp(a, "--shard")  ? &shard_arg
                                                     : NULL;
         if (!dst) kc_die_msg("unknown option '%s' (see --help)", a);
         if (i + 1 >= argc) kc_die_msg("%s needs a value", a);
@@ -73,19 +77,25 @@ int main(int argc, char **argv)
     if (!features || !out) kc_die_msg("--features and --out are required (see --help)");
     if (!setting == !grid_path) kc_die_msg("give exactly one of --setting ID and --grid FILE");
     if (strcmp(kind, "keys") && strcmp(kind, "tokens")) kc_die_msg("--kind must be keys or tokens (got '%s')", kind);
+    kc_shard shard = KC_SHARD_NONE;
+    if (shard_arg && shard_parse(shard_arg, &shard) < 0) kc_die();
     openblas_set_num_threads(1);
     double t0 = kc_now();
     ncut_grid grid;
     if ((setting ? ncut_grid_single(&grid, setting) : ncut_grid_load(&grid, grid_path)) < 0) kc_die();
     cache_reader r;
-    if (cache_open(&r, features, CACHE_FORMAT_FEATURES) < 0) kc_die();
-    const int n = r.index.n;
+    if (cache_open(&r, features, CACHE_FORMAT_FEATURES) < 0 || shard_check_input(&shard, &r) < 0) kc_die();
     char *d0 = kc_strfmt("/features/%s/%s", kind, r.index.ids[0]);
     if (!cache_has(&r, d0)) kc_die_msg("%s: no /features/%s (choose --kind %s)", features, kind, strcmp(kind, "keys") ? "keys" : "tokens");
     free(d0);
+    char full_ids[65], shard_s[32];
+    const int full_n = r.index.n;
+    shard_ids_hash((const char *const *)r.index.ids, r.index.n, full_ids);
+    shard_index(&shard, &r.index);
+    const int n = r.index.n;
     const char *hash = cache_content_hash(&r);
     /* the fingerprint: everything the output depends on */
-    int n_parts = 5 + grid.n;
+    int n_parts = 5 + grid.n + shard_active(&shard);
     const char **parts = kc_malloc((size_t)n_parts * sizeof *parts);
     parts[0] = "kc-decode";
     parts[1] = KC_VERSION;
@@ -93,6 +103,7 @@ int main(int argc, char **argv)
     parts[3] = hash ? hash : "";
     parts[4] = kind;
     for (int s = 0; s < grid.n; s++) parts[5 + s] = grid.set[s].id;
+    if (shard_active(&shard)) parts[5 + grid.n] = shard_str(&shard, shard_s);
     char fp[65];
     cache_fingerprint(fp, n_parts, parts);
     free(parts);
@@ -166,13 +177,14 @@ int main(int argc, char **argv)
     free(res);
     cache_prov prov = {0, NULL, NULL};
     for (int k = 0; k < r.prov.n; k++)
-        if (!prov_reserved(r.prov.key[k])) prov_set(&prov, r.prov.key[k], r.prov.value[k]);
+        if (!prov_reserved(r.prov.key[k]) && !shard_prov_key(r.prov.key[k])) prov_set(&prov, r.prov.key[k], r.prov.value[k]);
     prov_set(&prov, "command", kc_cmdline());
     prov_set(&prov, "features", features);
     prov_set(&prov, "features_content_hash", hash ? hash : "");
     prov_set(&prov, "feature_kind", kind);
     prov_setf(&prov, "settings", "%d", grid.n);
     prov_set(&prov, "decoder", "normalized cut (DESIGN.md Decoders), eps 1e-5, degenerate below eigengap 1e-6");
+    shard_prov(&shard, &prov, full_ids, full_n, BATCH, out);
     if (cache_writer_finish(&w, &r.index, &prov) < 0) kc_die();
     prov_free(&prov);
     cache_writer_free(&w);

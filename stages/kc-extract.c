@@ -12,6 +12,7 @@
 #include "pipeline/progress.h"
 #include "pipeline/resize.h"
 #include "pipeline/sha256.h"
+#include "pipeline/shard.h"
 #include "pipeline/vit.h"
 #include "pipeline/weights.h"
 
@@ -21,7 +22,7 @@ static void usage(FILE *f)
             "usage: kc-extract --weights FILE [--checkpoint-key K] [--model vit|color] [--drop-cls]\n"
             "                  [--heads H] [--ln-eps E] --dataset SPEC [--policy square480|short480|native16]\n"
             "                  [--features keys|tokens|keys,tokens] [--posembed dino|hf] [--batch N]\n"
-            "                  [--patch P] --out keys.h5\n"
+            "                  [--patch P] [--shard i/n] --out keys.h5\n"
             "\n"
             "Runs a ViT teacher (or the no-learning colour extractor) over a dataset and stores, per\n"
             "image, the last block's attention keys and/or its output tokens, without the class token.\n"
@@ -41,6 +42,8 @@ static void usage(FILE *f)
             "  --batch N             images per crash-safe piece (default 8)\n"
             "  --patch P             patch size of the colour extractor (default 16)\n"
             "  --out FILE            the cache to write (atomically; an interrupted run resumes)\n"
+            "  --shard i/n           only slice i of n of the images (pipeline/shard.h); merge the n\n"
+            "                        shard caches with kc-merge\n"
             "\n"
             "example:\n"
             "  kc-extract --weights dino_deitsmall16_pretrain.pth --dataset voc:/data/VOC2012:val \\\n"
@@ -59,7 +62,9 @@ int main(int argc, char **argv)
                                    {"drop-cls", 0, 0, 'd'}, {"heads", 1, 0, 'H'},          {"ln-eps", 1, 0, 'e'},
                                    {"dataset", 1, 0, 's'},  {"policy", 1, 0, 'p'},         {"features", 1, 0, 'f'},
                                    {"posembed", 1, 0, 'P'}, {"out", 1, 0, 'o'},            {"batch", 1, 0, 'b'},
-                                   {"patch", 1, 0, 'x'},    {"help", 0, 0, 'h'},           {0, 0, 0, 0}};
+                                   {"patch", 1, 0, 'x'},    {"help", 0, 0, 'h'},           {"shard", 1, 0, 'S'},
+                                   {0, 0, 0, 0}};
+    kc_shard shard = KC_SHARD_NONE;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -76,6 +81,9 @@ int main(int argc, char **argv)
         case 'o': out = optarg; break;
         case 'b': batch = atoi(optarg); break;
         case 'x': patch_color = atoi(optarg); break;
+        case 'S':
+            if (shard_parse(optarg, &shard) < 0) kc_die();
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -100,6 +108,25 @@ int main(int argc, char **argv)
 
     kc_dataset ds;
     if (dataset_open(&ds, spec) < 0) kc_die();
+    /* --shard: keep this shard's slice of the images (the full list's hash goes into provenance) */
+    char full_ids[65];
+    int full_n = ds.n;
+    shard_ids_hash((const char *const *)ds.ids, ds.n, full_ids);
+    if (shard_active(&shard)) {
+        int *keep = kc_malloc((size_t)ds.n * sizeof *keep), m = 0;
+        shard_select(&shard, (const char *const *)ds.ids, ds.n, keep);
+        for (int i = 0; i < ds.n; i++) {
+            if (!keep[i]) {
+                free(ds.ids[i]);
+                free(ds.paths[i]);
+                continue;
+            }
+            ds.ids[m] = ds.ids[i];
+            ds.paths[m++] = ds.paths[i];
+        }
+        ds.n = m;
+        free(keep);
+    }
     kc_policy policy;
     if (policy_s) {
         if (policy_parse(policy_s, &policy) < 0) kc_die();
@@ -145,7 +172,7 @@ int main(int argc, char **argv)
     }
 
     /* fingerprint: everything that determines the output */
-    char batch_s[16], heads_s[16], eps_s[32], patch_s[16];
+    char batch_s[16], heads_s[16], eps_s[32], patch_s[16], shard_s[32];
     snprintf(batch_s, sizeof batch_s, "%d", batch);
     snprintf(heads_s, sizeof heads_s, "%d", heads);
     snprintf(eps_s, sizeof eps_s, "%.17g", ln_eps);
@@ -160,9 +187,9 @@ int main(int argc, char **argv)
     sha256_hex(&idh, ids_hash);
     const char *parts[] = {"kc-extract", KC_VERSION, model_name, use_vit ? w.sha256 : "-", ckey ? ckey : "-",
                            drop_cls ? "drop-cls" : "-", heads_s, eps_s, policy_name(policy), features, posembed,
-                           batch_s, patch_s, ids_hash};
+                           batch_s, patch_s, ids_hash, shard_str(&shard, shard_s)};
     char fp[65];
-    cache_fingerprint(fp, (int)(sizeof parts / sizeof *parts), parts);
+    cache_fingerprint(fp, (int)(sizeof parts / sizeof *parts) - !shard_active(&shard), parts);
 
     int n_batches = (ds.n + batch - 1) / batch;
     cache_writer cw;
@@ -272,6 +299,7 @@ int main(int argc, char **argv)
     prov_setf(&prov, "dim", "%d", dim);
     prov_set(&prov, "dataset", spec);
     prov_set(&prov, "dataset_kind", ds.kind);
+    shard_prov(&shard, &prov, full_ids, full_n, batch, out);
     if (cache_writer_finish(&cw, &ix, &prov) < 0) kc_die();
     progress_end(&pr);
     kc_info("wrote %s (%d images, %s)", out, ds.n, prov_get(&prov, "feature_kinds"));

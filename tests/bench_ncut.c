@@ -1,6 +1,7 @@
 /* tests/bench_ncut.c — speed of the normalized-cut decoder (run by tests/bench_ncut.sh).
  *
  *   bench_ncut eigen FEATS.f32 N DIM TAU REPS   time the Krylov and dense solvers on one graph
+ *                                               (binary and weighted edges)
  *   bench_ncut grid  FEATS.f32 GH GW DIM REPS   time the 144-setting grid (configs/sweep.ini)
  *   bench_ncut synth                            both, on built-in structured random features
  * FEATS.f32 is raw float32 (N, DIM).  Prints one line per measurement.
@@ -33,12 +34,14 @@ static float *synth(int n, int dim, unsigned seed)
     return f;
 }
 
-static int bench_eigen(const float *feats, int n, int dim, double tau, int reps)
+static int bench_eigen(const float *feats, int n, int dim, double tau, int weighted, int reps)
 {
     float *S = kc_malloc((size_t)n * n * sizeof *S);
     if (ncut_cosine(feats, n, dim, S, "bench") < 0) kc_die();
     ncut_graph g;
-    ncut_graph_init(&g, S, n, tau, 0);
+    double t_init = kc_now();
+    ncut_graph_init(&g, S, n, tau, weighted);
+    t_init = kc_now() - t_init;
     double *x = kc_malloc((size_t)n * sizeof *x), *xd = kc_malloc((size_t)n * sizeof *xd);
     ncut_eig e, ed;
     double t0 = kc_now();
@@ -52,10 +55,10 @@ static int bench_eigen(const float *feats, int n, int dim, double tau, int reps)
     double td = (kc_now() - t0) / dreps;
     double dx = 0;
     for (int i = 0; i < n; i++) dx = fmax(dx, fabs(x[i] - xd[i]));
-    printf("eigen n=%d tau=%.2f: krylov %.3f ms (%s, %d products, residual %.1e)  dense LAPACKE %.3f ms  "
-           "lambda2 %.9g vs %.9g, gap %.3g, max|dx| %.2e\n",
-           n, tau, 1e3 * tk, e.method == NCUT_EIG_KRYLOV ? "converged" : "fell back", e.matvecs, e.residual,
-           1e3 * td, e.lambda2, ed.lambda2, e.eigengap, dx);
+    printf("eigen n=%d tau=%.2f %s: krylov %.3f ms (%s, %d products, residual %.1e; graph lists %.3f ms, %.0f%% of "
+           "W listed, %d dense rows)  dense LAPACKE %.3f ms  lambda2 %.9g vs %.9g, gap %.3g, max|dx| %.2e\n",
+           n, tau, weighted ? "wtd" : "bin", 1e3 * tk, e.method == NCUT_EIG_KRYLOV ? "converged" : "fell back", e.matvecs, e.residual,
+           1e3 * t_init, 100.0 * g.listed / ((double)n * n), g.dense_rows, 1e3 * td, e.lambda2, ed.lambda2, e.eigengap, dx);
     ncut_graph_free(&g);
     free(x);
     free(xd);
@@ -89,7 +92,8 @@ int main(int argc, char **argv)
     kc_set_prog("bench_ncut");
     if (argc >= 2 && !strcmp(argv[1], "synth")) {
         float *f = synth(900, 64, 1);
-        for (int t = 10; t <= 25; t += 5) bench_eigen(f, 900, 64, t / 100.0, 20);
+        for (int t = 10; t <= 25; t += 5)
+            for (int w = 0; w < 2; w++) bench_eigen(f, 900, 64, t / 100.0, w, 20);
         bench_grid(f, 30, 30, 64, 3);
         free(f);
         return 0;
@@ -101,7 +105,7 @@ int main(int argc, char **argv)
         int a = atoi(argv[3]), b = atoi(argv[4]), c = atoi(argv[5]), reps = atoi(argv[6]);
         if (!strcmp(argv[1], "eigen")) {
             if (size != (size_t)a * b * 4) kc_die_msg("%s: expected %d x %d float32", argv[2], a, b);
-            bench_eigen((const float *)data, a, b, atof(argv[5]), reps);
+            for (int w = 0; w < 2; w++) bench_eigen((const float *)data, a, b, atof(argv[5]), w, reps);
         } else {
             if (size != (size_t)a * b * c * 4) kc_die_msg("%s: expected %d x %d x %d float32", argv[2], a, b, c);
             bench_grid((const float *)data, a, b, c, reps);

@@ -272,6 +272,79 @@ static void test_krylov(void)
     CHECK(converged >= total / 2, "Krylov converged on only %d of %d graphs", converged, total);
 }
 
+/* ---- the graph's product forms (edge lists, gap lists, dense rows) against the dense W ------------ */
+static void test_graph_forms(void)
+{
+    uint64_t s = 777;
+    int forms[3] = {0, 0, 0}, graphs = 0;
+    double worst_y = 0, worst_d = 0;
+    for (int t = 0; t < 12; t++) {
+        int n = t % 3 == 0 ? 37 : 300 + t, dim = 16 + 8 * (t % 3);
+        float *f = kc_malloc((size_t)n * dim * sizeof *f);
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < dim; k++) {
+                s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+                float u = (float)((s >> 11) * (1.0 / 9007199254740992.0)) - 0.5f;
+                /* t % 4: 0 noise (sparse), 1 offset (near-complete), 2 two halves, 3 mixed offset */
+                float v = t % 4 == 1 ? u + 2.0f : t % 4 == 2 ? u + (k % 2 == i * 2 / n ? 0.6f : 0.0f)
+                                                             : t % 4 == 3 ? u + 0.25f : u;
+                f[(size_t)i * dim + k] = i % 9 == 4 ? 0.0f : v; /* zero rows: inactive patches */
+            }
+        float *S = kc_malloc((size_t)n * n * sizeof *S);
+        CHECK(ncut_cosine(f, n, dim, S, "forms") == 0, "cosine");
+        if (t == 5) /* not symmetric on a zero row: its column keeps edges (the lists must notice) */
+            for (int j = 0; j < n; j++) S[(size_t)13 * n + j] = 0.0f;
+        double *W = kc_malloc((size_t)n * n * sizeof *W);
+        double *X = kc_malloc((size_t)n * 4 * sizeof *X), *Y = kc_malloc((size_t)n * 4 * sizeof *Y);
+        for (int w = 0; w < 2; w++) {
+            ncut_graph g;
+            ncut_graph_init(&g, S, n, 0.1 + 0.05 * (t % 3), w);
+            ncut_graph_dense(&g, W);
+            graphs++;
+            for (int i = 0; i < n; i++) forms[g.form[i]]++;
+            double dmax = 0, ddiff = 0;
+            for (int i = 0; i < n; i++) {
+                double d = 0;
+                for (int j = 0; j < n; j++) d += W[(size_t)i * n + j];
+                ddiff = fmax(ddiff, fabs(d - g.deg[i]) / d);
+                dmax = fmax(dmax, d);
+            }
+            worst_d = fmax(worst_d, ddiff);
+            CHECK(ddiff <= 1e-13, "graph %d/%d: degrees differ by %.3g relative", t, w, ddiff);
+            for (int nb = 1; nb <= 4; nb++) {
+                for (int i = 0; i < n * nb; i++) {
+                    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+                    X[i] = (double)(s >> 11) * (1.0 / 9007199254740992.0) - 0.5;
+                }
+                ncut_graph_apply(&g, X, Y, nb);
+                double diff = 0, ymax = 0;
+                for (int i = 0; i < n; i++)
+                    for (int b = 0; b < nb; b++) {
+                        double ref = 0;
+                        for (int j = 0; j < n; j++) ref += W[(size_t)i * n + j] * X[(size_t)j * nb + b];
+                        diff = fmax(diff, fabs(ref - Y[(size_t)i * nb + b]));
+                        ymax = fmax(ymax, fabs(ref));
+                    }
+                /* sums of n terms of size <= 0.5: rounding ~ n * 1e-16 of the row's scale */
+                double rel = diff / fmax(ymax, 1e-300);
+                worst_y = fmax(worst_y, rel);
+                CHECK(rel <= 1e-12, "graph %d/%d nb %d: W x differs by %.3g of max |W x|", t, w, nb, rel);
+            }
+            ncut_graph_free(&g);
+        }
+        free(W);
+        free(X);
+        free(Y);
+        free(S);
+        free(f);
+    }
+    printf("graph products: %d graphs, rows as edge lists %d, gap lists %d, dense %d; worst |W x - dense W x| "
+           "%.2e of max (tol 1e-12), worst degree %.2e relative (tol 1e-13)\n",
+           graphs, forms[0], forms[1], forms[2], worst_y, worst_d);
+    CHECK(forms[0] > 0 && forms[1] > 0 && forms[2] > 0, "every product form exercised (%d %d %d)", forms[0],
+          forms[1], forms[2]);
+}
+
 /* ---- naive decoder against the shared grid ------------------------------------------------------ */
 static void test_naive(tcase *c)
 {
@@ -397,6 +470,7 @@ int main(void)
         test_naive(&cases[5]);
         test_grid_and_errors(&cases[4]);
     }
+    test_graph_forms();
     test_krylov();
     for (int i = 0; i < n_cases; i++) free(cases[i].feats);
     return test_done();

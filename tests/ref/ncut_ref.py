@@ -85,7 +85,8 @@ def seed_mask(x, gh, gw, split, fg):
     return (lab.reshape(-1) == lab.reshape(-1)[s]), knife
 
 
-def decode(feats, gh, gw, setting, memo):
+def decode(feats, gh, gw, setting, memo, why=None):
+    """why: an optional set; the knife-edge reasons met ("gap", "split", "tau") are added to it."""
     tau_s, edges, split, fg, n_s = setting.split("-")
     tau, weighted, N = float(tau_s[1:]), edges == "wtd", int(n_s[1:])
     n = gh * gw
@@ -107,12 +108,16 @@ def decode(feats, gh, gw, setting, memo):
         lam[r], gap[r] = l2, g
         if 1e-6 <= g < 1e-4 or tau_edge:
             knife = True
+            if why is not None:
+                why.update((["gap"] if 1e-6 <= g < 1e-4 else []) + (["tau"] if tau_edge else []))
         if g < 1e-6:
             degenerate = True
             kept.append(np.zeros(n, bool))
             break
         C, kn = seed_mask(x, gh, gw, split, fg)
         knife |= kn
+        if kn and why is not None:
+            why.add("split")
         if r > 0:
             prev = kept[-1]
             inter, union = (C & prev).sum(), (C | prev).sum()

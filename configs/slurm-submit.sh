@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# configs/slurm-submit.sh — writes and submits the sbatch job arrays of SCHEDULER=slurm (slurm.mk).
+#
+# Environment (set by slurm.mk):
+#   KC_SLURM_DIR    $(OUT)/slurm: plan.txt ("<step> <after-steps|-> <target>" lines), round-N/ folders
+#   KC_SLURM_INI    configs/slurm.ini (partition, account, time, cpus, mem per step)
+#   KC_SLURM_MAKE   the make command a task runs, followed by its target
+#   KC_SLURM_FINAL  the make command of the last job (the goal, SCHEDULER=local)
+#   KC_SLURM_GOAL   sweep or demo (for messages)
+# Each run is a round: round-N/<step>.sbatch, round-N/logs/<step>-<task>.log, round-N/tasks.tsv
+# ("step task target log"), round-N/jobs.tsv ("step jobid").  Only targets that do not exist are
+# submitted; a target whose last two attempts both failed with the same error line is reported
+# with its log and not submitted again (fix the cause, then remove those logs or the round folders).
+set -eu -o pipefail
+dir=$KC_SLURM_DIR ini=$KC_SLURM_INI
+case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
+plan=$dir/plan.txt
+command -v sbatch >/dev/null || { echo "slurm: sbatch not found (SCHEDULER=slurm needs a Slurm login node)" >&2; exit 2; }
+[ -f "$ini" ] || { echo "slurm: $ini: no such file" >&2; exit 2; }
+
+# ini value: [step] key, else [defaults] key, else empty
+ini_get() {
+  awk -v want="$1" -v key="$2" '
+    /^[ \t]*[#;]/ || /^[ \t]*$/ { next }
+    /^\[/ { sec = $0; gsub(/[\[\] \t]/, "", sec); next }
+    { k = $0; sub(/=.*/, "", k); gsub(/[ \t]/, "", k); v = $0; sub(/^[^=]*=[ \t]*/, "", v); sub(/[ \t]+$/, "", v)
+      if (k == key && sec == want) s = v; if (k == key && sec == "defaults") d = v }
+    END { print (s != "" ? s : d) }' "$ini"
+}
+
+# jobs of earlier rounds still queued: do not submit twice
+prev_ids=$(cat "$dir"/round-*/jobs.tsv 2>/dev/null | awk '{print $2}' | paste -sd, || true)
+if [ -n "$prev_ids" ]; then
+  active=$(squeue -h -j "$prev_ids" -o '%i %T' 2>/dev/null | wc -l || true)
+  if [ "${active:-0}" -gt 0 ]; then
+    echo "slurm: $active jobs of earlier submissions are still queued or running; nothing submitted."
+    echo "slurm: follow them with 'make status' (or squeue -u $USER); cancel with scancel <jobid>."
+    exit 0
+  fi
+fi
+
+last=$(ls -d "$dir"/round-* 2>/dev/null | sed 's/.*round-//' | sort -n | tail -n 1 || true)
+round=$(( ${last:-0} + 1 ))
+R=$dir/round-$round
+mkdir -p "$R/logs"
+: > "$R/tasks.tsv"
+: > "$R/jobs.tsv"
+
+# the error of an attempt: the last line of its log mentioning an error
+err_of() { [ -f "$1" ] && grep -v '^make' "$1" | grep -iE 'error|killed|cancelled|oom' | tail -n 1 || true; }
+# 1 (print it) when the target's last two attempts failed with the same error
+gave_up() {
+  local target=$1 logs
+  logs=$(cat "$dir"/round-*/tasks.tsv 2>/dev/null | awk -v t="$target" '$3 == t {print $4}' | tail -n 2)
+  [ "$(wc -w <<<"$logs")" -eq 2 ] || return 1
+  local a b
+  a=$(err_of "$(head -n 1 <<<"$logs")"); b=$(err_of "$(tail -n 1 <<<"$logs")")
+  [ -n "$a" ] && [ "$a" = "$b" ] || return 1
+  echo "slurm: $target failed twice with the same error, not resubmitted:" >&2
+  echo "         $a" >&2
+  echo "         log: $(tail -n 1 <<<"$logs")" >&2
+  return 0
+}
+
+declare -A job_of
+all_jobs=() gaveup=0 n_tasks=0
+steps=$(awk '!seen[$1]++ {print $1}' "$plan")
+for step in $steps; do
+  after=$(awk -v s="$step" '$1 == s {print $2; exit}' "$plan")
+  targets=()
+  while read -r _ _ t; do
+    [ -e "$t" ] && continue
+    if gave_up "$t"; then gaveup=$((gaveup + 1)); continue; fi
+    targets+=("$t")
+  done < <(awk -v s="$step" '$1 == s' "$plan")
+  [ ${#targets[@]} -gt 0 ] || continue
+  deps=()
+  for a in ${after//,/ }; do [ -n "${job_of[$a]:-}" ] && deps+=("${job_of[$a]}"); done
+  n=${#targets[@]}
+  par=$(ini_get "$step" max_parallel)
+  script=$R/$step.sbatch
+  {
+    echo "#!/usr/bin/env bash"
+    echo "#SBATCH --job-name=kc-$step"
+    echo "#SBATCH --array=1-$n$([ -n "$par" ] && [ "$par" != 0 ] && echo "%$par")"
+    echo "#SBATCH --output=$R/logs/$step-%a.log"
+    echo "#SBATCH --cpus-per-task=$(ini_get "$step" cpus)"
+    echo "#SBATCH --mem=$(ini_get "$step" mem)"
+    echo "#SBATCH --time=$(ini_get "$step" time)"
+    for k in partition account qos; do v=$(ini_get "$step" $k); [ -z "$v" ] || echo "#SBATCH --$k=$v"; done
+    v=$(ini_get "$step" extra); [ -z "$v" ] || echo "#SBATCH $v"
+    echo "# keycut $KC_SLURM_GOAL, round $round, step $step: task k makes targets[k-1]"
+    echo "export OMP_NUM_THREADS=\${SLURM_CPUS_PER_TASK:-1} OMP_WAIT_POLICY=PASSIVE"
+    echo "targets=("
+    printf "  %q\n" "${targets[@]}"
+    echo ")"
+    echo "t=\${targets[\$((SLURM_ARRAY_TASK_ID - 1))]}"
+    echo "echo \"keycut: \$t on \$(hostname), task \$SLURM_ARRAY_TASK_ID of job \$SLURM_ARRAY_JOB_ID\""
+    echo "exec $KC_SLURM_MAKE \"\$t\""
+  } > "$script"
+  dep_opt=()
+  [ ${#deps[@]} -eq 0 ] || dep_opt=(--dependency="afterok:$(IFS=:; echo "${deps[*]}")" --kill-on-invalid-dep=yes)
+  id=$(sbatch --parsable "${dep_opt[@]}" "$script" | cut -d';' -f1)
+  job_of[$step]=$id
+  all_jobs+=("$id")
+  echo "$step $id" >> "$R/jobs.tsv"
+  for i in "${!targets[@]}"; do echo "$step $((i + 1)) ${targets[$i]} $R/logs/$step-$((i + 1)).log" >> "$R/tasks.tsv"; done
+  n_tasks=$((n_tasks + n))
+  printf 'slurm: %-15s job %-8s %3d task(s)%s\n' "$step" "$id" "$n" "$([ ${#deps[@]} -eq 0 ] || echo ", after ${deps[*]}")"
+done
+
+if [ "$gaveup" -gt 0 ]; then
+  echo "slurm: $gaveup target(s) given up (above); the final '$KC_SLURM_GOAL' job is not submitted." >&2
+  exit 1
+fi
+script=$R/final.sbatch
+{
+  echo "#!/usr/bin/env bash"
+  echo "#SBATCH --job-name=kc-final"
+  echo "#SBATCH --output=$R/logs/final.log"
+  echo "#SBATCH --cpus-per-task=$(ini_get final cpus)"
+  echo "#SBATCH --mem=$(ini_get final mem)"
+  echo "#SBATCH --time=$(ini_get final time)"
+  for k in partition account qos; do v=$(ini_get final $k); [ -z "$v" ] || echo "#SBATCH --$k=$v"; done
+  v=$(ini_get final extra); [ -z "$v" ] || echo "#SBATCH $v"
+  echo "# keycut $KC_SLURM_GOAL, round $round: the goal itself, every sharded product made"
+  echo "export OMP_NUM_THREADS=\${SLURM_CPUS_PER_TASK:-1} OMP_WAIT_POLICY=PASSIVE"
+  echo "exec $KC_SLURM_FINAL -j\${SLURM_CPUS_PER_TASK:-1}"
+} > "$script"
+dep_opt=()
+[ ${#all_jobs[@]} -eq 0 ] || dep_opt=(--dependency="afterok:$(IFS=:; echo "${all_jobs[*]}")" --kill-on-invalid-dep=yes)
+id=$(sbatch --parsable "${dep_opt[@]}" "$script" | cut -d';' -f1)
+echo "final $id" >> "$R/jobs.tsv"
+echo "final 1 $KC_SLURM_GOAL $R/logs/final.log" >> "$R/tasks.tsv"
+printf 'slurm: %-15s job %-8s (make %s)\n' final "$id" "$KC_SLURM_GOAL"
+echo "slurm: round $round: $n_tasks shard task(s) + the final job; scripts and logs in $R/"
+echo "slurm: follow with 'make status' (squeue -u \$USER; tail -f $R/logs/<step>-<task>.log);"
+echo "slurm: after a failure, run the same make command again: only missing products are resubmitted."

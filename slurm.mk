@@ -1,0 +1,120 @@
+# slurm.mk — sharded products (SHARDS=n) and the Slurm engine (SCHEDULER=slurm); included by
+# pipeline.mk.  See README.md "On a Slurm cluster".
+#
+#   make sweep SHARDS=4                      the same products, each stage in 4 shards run by make -j
+#   make sweep SHARDS=64 SCHEDULER=slurm     writes sbatch job arrays under $(OUT)/slurm/, submits them
+#   make status                              squeue/sacct view: done, running, failed, what to resubmit
+#
+# A sharded product P (keys.h5, centered.h5, masks*.h5) is made by kc-merge from P.shards/k-of-n.h5,
+# k = 1..n, each written by the stage with --shard k/n from the WHOLE (merged) input, with the same
+# arguments as the single run: the merged file equals the single run's (kc-merge's header).
+# kc-propagate shards write whole sequences into the same results folder; a stamp
+# <results>.shards/k-of-n.done marks each, and kc-davis runs once all are there.
+
+SLURM_INI ?= configs/slurm.ini
+
+ifneq ($(SHARDS),1)
+SHARD_IDS := $(shell seq 1 $(SHARDS))
+kc_shards_of = $(foreach k,$(SHARD_IDS),$(1).shards/$(k)-of-$(SHARDS).h5)
+
+# ---- one shard of each stage ---------------------------------------------------------------------
+# ($$$$ survives call and eval as the $$ the secondary expansion of pipeline.mk's rules expects)
+define KC_SHARD_RULES
+$(OUT)/cache/%/voc12-select/keys.h5.shards/$(1)-of-$(SHARDS).h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(SELECT_LIST) $$$$(call NET_WEIGHTS,$$$$*)
+	$(BUILD)/kc-extract $$$$(cat $(OUT)/nets/$$*.args) --dataset voc:$(VOC):$(SELECT_LIST) --shard $(1)/$(SHARDS) --out $$@
+
+$(OUT)/cache/%/voc12-val/keys.h5.shards/$(1)-of-$(SHARDS).h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt $$$$(call NET_WEIGHTS,$$$$*)
+	$(BUILD)/kc-extract $$$$(cat $(OUT)/nets/$$*.args) --dataset voc:$(VOC):$(VAL_SPLIT) --shard $(1)/$(SHARDS) --out $$@
+
+$(OUT)/cache/%/davis17-val/tokens.h5.shards/$(1)-of-$(SHARDS).h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(DAVIS)/ImageSets/2017/$(DAVIS_SPLIT).txt $$$$(call NET_WEIGHTS,$$$$*)
+	$(BUILD)/kc-extract $$$$(cat $(OUT)/nets/$$*.args) --dataset davis:$(DAVIS):$(DAVIS_SPLIT) --features $(DAVIS_KIND) --shard $(1)/$(SHARDS) --out $$@
+
+$(OUT)/cache/%/centered.h5.shards/$(1)-of-$(SHARDS).h5: $(OUT)/cache/%/keys.h5 $(BUILD)/kc-center
+	$(BUILD)/kc-center --shard $(1)/$(SHARDS) $$< $$@
+
+$(OUT)/cache/%/voc12-select/masks.h5.shards/$(1)-of-$(SHARDS).h5: $(OUT)/cache/%/voc12-select/centered.h5 $(GRID) $(BUILD)/kc-decode
+	$(BUILD)/kc-decode --features $$< --kind $(KIND) --grid $(GRID) --shard $(1)/$(SHARDS) --out $$@
+
+$(OUT)/cache/%/voc12-val/masks-$(SETTING).h5.shards/$(1)-of-$(SHARDS).h5: $(OUT)/cache/%/voc12-val/centered.h5 $(BUILD)/kc-decode
+	$(BUILD)/kc-decode --features $$< --kind $(KIND) --setting $(SETTING) --shard $(1)/$(SHARDS) --out $$@
+
+$(OUT)/results/%/davis17-val.shards/$(1)-of-$(SHARDS).done: $(OUT)/cache/%/davis17-val/tokens.h5 $(BUILD)/kc-propagate
+	$(BUILD)/kc-propagate --features $$< --davis $(DAVIS) --split $(DAVIS_SPLIT) --kind $(DAVIS_KIND) --shard $(1)/$(SHARDS) --out $(OUT)/results/$$*/davis17-val
+	@mkdir -p $$(@D) && touch $$@
+endef
+$(foreach k,$(SHARD_IDS),$(eval $(call KC_SHARD_RULES,$(k))))
+
+# ---- the merges ------------------------------------------------------------------------------------
+define KC_MERGE_RULE
+$(OUT)/cache/%/$(1): $(call kc_shards_of,$(OUT)/cache/%/$(1)) $(BUILD)/kc-merge
+	$(BUILD)/kc-merge $$@ $$(filter $$@.shards/%,$$^)
+endef
+KC_SHARDED := voc12-select/keys.h5 voc12-val/keys.h5 davis17-val/tokens.h5 voc12-select/centered.h5 \
+              voc12-val/centered.h5 voc12-select/masks.h5 voc12-val/masks-$(SETTING).h5
+$(foreach p,$(KC_SHARDED),$(eval $(call KC_MERGE_RULE,$(p))))
+
+$(OUT)/results/%/davis17-val/global_results-$(DAVIS_SPLIT).csv: $(foreach k,$(SHARD_IDS),$(OUT)/results/%/davis17-val.shards/$(k)-of-$(SHARDS).done) $(BUILD)/kc-davis
+	$(BUILD)/kc-davis --results $(@D) --davis $(DAVIS) --split $(DAVIS_SPLIT) --force
+endif
+
+# ---- SCHEDULER=slurm ---------------------------------------------------------------------------------
+# The job graph is a list of steps; each step is one job array whose task k makes one target with
+# `make SCHEDULER=local <the same variables> TARGET` (so a task runs exactly the stage command a
+# local run would), after the steps it depends on (--dependency=afterok).  The last step runs the
+# goal itself (SCHEDULER=local), which finds every product made and only scores and tabulates.
+# configs/slurm-submit.sh writes the sbatch scripts into $(OUT)/slurm/round-N/, submits the
+# targets that do not exist yet, and gives up on a target whose last two attempts failed with the
+# same error.  configs/slurm-status.sh is `make status`.
+SLURM_DIR = $(OUT)/slurm
+kc_plan = $(foreach t,$(3),echo "$(1) $(2) $(t)";)
+kc_sel_shards = $(foreach n,$(NETS),$(call kc_shards_of,$(OUT)/cache/$(n)/voc12-select/$(1)))
+kc_val_shards = $(foreach n,$(NETS),$(call kc_shards_of,$(OUT)/cache/$(n)/voc12-val/$(1)))
+kc_sel = $(foreach n,$(NETS),$(OUT)/cache/$(n)/voc12-select/$(1))
+kc_val = $(foreach n,$(NETS),$(OUT)/cache/$(n)/voc12-val/$(1))
+KC_DAVIS_TOK_SHARDS = $(if $(DAVIS),$(foreach n,$(NETS),$(call kc_shards_of,$(OUT)/cache/$(n)/davis17-val/tokens.h5)))
+KC_DAVIS_TOK = $(if $(DAVIS),$(foreach n,$(NETS),$(OUT)/cache/$(n)/davis17-val/tokens.h5))
+KC_PROP_STAMPS = $(if $(DAVIS),$(foreach n,$(NETS),$(foreach k,$(SHARD_IDS),$(OUT)/results/$(n)/davis17-val.shards/$(k)-of-$(SHARDS).done)))
+
+# SLURM_VAL=1 adds VOC val's features (the demo reports on val after the sweep).
+SLURM_VAL ?=
+slurm-plan:
+	@{ $(call kc_plan,extract,-,$(call kc_sel_shards,keys.h5) $(if $(SLURM_VAL),$(call kc_val_shards,keys.h5)) $(KC_DAVIS_TOK_SHARDS)) \
+	   $(call kc_plan,merge-features,extract,$(call kc_sel,keys.h5) $(if $(SLURM_VAL),$(call kc_val,keys.h5)) $(KC_DAVIS_TOK)) \
+	   $(call kc_plan,center,merge-features,$(call kc_sel_shards,centered.h5) $(if $(SLURM_VAL),$(call kc_val_shards,centered.h5))) \
+	   $(call kc_plan,propagate,merge-features,$(KC_PROP_STAMPS)) \
+	   $(call kc_plan,davis,propagate,$(if $(DAVIS),$(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv))) \
+	   $(call kc_plan,merge-centered,center,$(call kc_sel,centered.h5) $(if $(SLURM_VAL),$(call kc_val,centered.h5))) \
+	   $(call kc_plan,decode,merge-centered,$(call kc_sel_shards,masks.h5)) \
+	   $(call kc_plan,merge-masks,decode,$(call kc_sel,masks.h5)) true; }
+
+# Jobs never rebuild the programs (built once before submitting; concurrent tasks would race).
+KC_SLURM_OLD = $(addprefix -o ,$(STAGES) $(LIB))
+# The variables a task's make needs: those given on the command line (and by the demo), with
+# SCHEDULER=local.
+KC_SLURM_VARS = $(filter-out SCHEDULER=% SLURM_GOAL=% SLURM_VAL=% SLURM_USER_VARS=%,$(MAKEOVERRIDES))
+
+slurm-submit:
+	@[ "$(SHARDS)" -ge 1 ] 2>/dev/null || { echo "slurm: SHARDS=$(SHARDS) is not a positive number" >&2; exit 2; }
+	@$(MAKE) --no-print-directory SCHEDULER=local $(SELECT_LIST)
+	@mkdir -p $(SLURM_DIR)
+	@$(MAKE) --no-print-directory -s slurm-plan > $(SLURM_DIR)/plan.tmp && mv $(SLURM_DIR)/plan.tmp $(SLURM_DIR)/plan.txt
+	@KC_SLURM_DIR=$(SLURM_DIR) KC_SLURM_INI=$(SLURM_INI) KC_SLURM_GOAL='$(SLURM_GOAL)' \
+	  KC_SLURM_MAKE='$(MAKE) -C $(CURDIR) --no-print-directory $(KC_SLURM_OLD) $(KC_SLURM_VARS) SCHEDULER=local' \
+	  KC_SLURM_FINAL='$(MAKE) -C $(CURDIR) --no-print-directory $(KC_SLURM_OLD) $(SLURM_USER_VARS) SCHEDULER=local $(SLURM_GOAL)' \
+	  configs/slurm-submit.sh
+
+ifeq ($(SCHEDULER),slurm)
+sweep: pipeline-check all
+	@$(MAKE) --no-print-directory SLURM_GOAL=sweep SLURM_USER_VARS='$(filter-out SCHEDULER=%,$(MAKEOVERRIDES))' slurm-submit
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(DEMO_DIR)/data/voc/ImageSets/Segmentation/train.txt
+	@$(MAKE) --no-print-directory $(DEMO_ARGS) SLURM_VAL=1 SLURM_GOAL=demo \
+	  SLURM_USER_VARS='$(filter-out SCHEDULER=%,$(MAKEOVERRIDES))' slurm-submit
+endif
+
+# make status [OUT=...]  (or DEMO_DIR=... for the demo): what the last submissions did.
+status:
+	@configs/slurm-status.sh $(OUT)/slurm $(if $(filter-out $(OUT),$(DEMO_DIR)),$(DEMO_DIR)/slurm)
+.PHONY: slurm-plan slurm-submit status
