@@ -492,48 +492,27 @@ void davis_eval_free(davis_eval *ev)
 
 /* ---- outputs ----------------------------------------------------------------------------------- */
 
-typedef struct sbuf {
-    char *s;
-    size_t n, cap;
-} sbuf;
 
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
+static void sb_json_string(kc_buf *b, const char *s)
 {
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (b->s && (size_t)k < b->cap - b->n) {
-            b->n += k;
-            return;
-        }
-        b->cap = b->cap * 2 + k + 256;
-        b->s = kc_realloc(b->s, b->cap);
-    }
-}
-
-static void sb_json_string(sbuf *b, const char *s)
-{
-    sb_printf(b, "\"");
+    kc_buf_printf(b, "\"");
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\')
-            sb_printf(b, "\\%c", c);
+            kc_buf_printf(b, "\\%c", c);
         else if (c < 0x20)
-            sb_printf(b, "\\u%04x", c);
+            kc_buf_printf(b, "\\u%04x", c);
         else
-            sb_printf(b, "%c", c);
+            kc_buf_printf(b, "%c", c);
     }
-    sb_printf(b, "\"");
+    kc_buf_printf(b, "\"");
 }
 
-static void sb_json_array(sbuf *b, const double *v, int n)
+static void sb_json_array(kc_buf *b, const double *v, int n)
 {
-    sb_printf(b, "[");
-    for (int i = 0; i < n; i++) sb_printf(b, "%s%.17g", i ? ", " : "", v[i]);
-    sb_printf(b, "]");
+    kc_buf_printf(b, "[");
+    for (int i = 0; i < n; i++) kc_buf_printf(b, "%s%.17g", i ? ", " : "", v[i]);
+    kc_buf_printf(b, "]");
 }
 
 int davis_write_outputs(const davis_eval *ev, const char *results, const char *split, int force)
@@ -542,7 +521,7 @@ int davis_write_outputs(const davis_eval *ev, const char *results, const char *s
                       kc_strfmt("%s/per-sequence_results-%s.csv", results, split),
                       kc_strfmt("%s/global_results-%s.json", results, split)};
     int rc = -1;
-    sbuf out[3] = {{0}};
+    kc_buf out[3] = {{0}};
     if (!force)
         for (int i = 0; i < 3; i++)
             if (kc_exists(paths[i])) {
@@ -550,50 +529,50 @@ int davis_write_outputs(const davis_eval *ev, const char *results, const char *s
                 goto done;
             }
     /* global CSV: the official header and %.3f */
-    for (int k = 0; k < DAVIS_N_GLOBAL; k++) sb_printf(&out[0], "%s%s", k ? "," : "", davis_global_names[k]);
-    sb_printf(&out[0], "\n");
-    for (int k = 0; k < DAVIS_N_GLOBAL; k++) sb_printf(&out[0], "%s%.3f", k ? "," : "", ev->global[k]);
-    sb_printf(&out[0], "\n");
+    for (int k = 0; k < DAVIS_N_GLOBAL; k++) kc_buf_printf(&out[0], "%s%s", k ? "," : "", davis_global_names[k]);
+    kc_buf_printf(&out[0], "\n");
+    for (int k = 0; k < DAVIS_N_GLOBAL; k++) kc_buf_printf(&out[0], "%s%.3f", k ? "," : "", ev->global[k]);
+    kc_buf_printf(&out[0], "\n");
     /* per-object CSV */
-    sb_printf(&out[1], "Sequence,J-Mean,F-Mean\n");
+    kc_buf_printf(&out[1], "Sequence,J-Mean,F-Mean\n");
     for (int i = 0; i < ev->n_obj; i++)
-        sb_printf(&out[1], "%s,%.3f,%.3f\n", ev->obj[i].name, ev->obj[i].j_stats[0], ev->obj[i].f_stats[0]);
+        kc_buf_printf(&out[1], "%s,%.3f,%.3f\n", ev->obj[i].name, ev->obj[i].j_stats[0], ev->obj[i].f_stats[0]);
     /* JSON at full precision */
-    sbuf *j = &out[2];
-    sb_printf(j, "{\n \"global\": {\n");
+    kc_buf *j = &out[2];
+    kc_buf_printf(j, "{\n \"global\": {\n");
     for (int k = 0; k < DAVIS_N_GLOBAL; k++)
-        sb_printf(j, "  \"%s\": %.17g%s\n", davis_global_names[k], ev->global[k], k + 1 < DAVIS_N_GLOBAL ? "," : "");
-    sb_printf(j, " },\n \"per_object\": {\n");
+        kc_buf_printf(j, "  \"%s\": %.17g%s\n", davis_global_names[k], ev->global[k], k + 1 < DAVIS_N_GLOBAL ? "," : "");
+    kc_buf_printf(j, " },\n \"per_object\": {\n");
     for (int i = 0; i < ev->n_obj; i++) {
         const davis_object *o = &ev->obj[i];
-        sb_printf(j, "  ");
+        kc_buf_printf(j, "  ");
         sb_json_string(j, o->name);
-        sb_printf(j, ": {\"J-Mean\": %.17g, \"J-Recall\": %.17g, \"J-Decay\": %.17g, "
+        kc_buf_printf(j, ": {\"J-Mean\": %.17g, \"J-Recall\": %.17g, \"J-Decay\": %.17g, "
                      "\"F-Mean\": %.17g, \"F-Recall\": %.17g, \"F-Decay\": %.17g}%s\n",
                   o->j_stats[0], o->j_stats[1], o->j_stats[2], o->f_stats[0], o->f_stats[1], o->f_stats[2],
                   i + 1 < ev->n_obj ? "," : "");
     }
-    sb_printf(j, " },\n \"per_frame\": {\n");
+    kc_buf_printf(j, " },\n \"per_frame\": {\n");
     for (int i = 0; i < ev->n_obj; i++) {
         const davis_object *o = &ev->obj[i];
-        sb_printf(j, "  ");
+        kc_buf_printf(j, "  ");
         sb_json_string(j, o->name);
-        sb_printf(j, ": {\n   \"frames\": [");
+        kc_buf_printf(j, ": {\n   \"frames\": [");
         for (int t = 0; t < o->n; t++) {
-            sb_printf(j, "%s", t ? ", " : "");
+            kc_buf_printf(j, "%s", t ? ", " : "");
             sb_json_string(j, o->frames[t]);
         }
-        sb_printf(j, "],\n   \"J\": ");
+        kc_buf_printf(j, "],\n   \"J\": ");
         sb_json_array(j, o->J, o->n);
-        sb_printf(j, ",\n   \"F\": ");
+        kc_buf_printf(j, ",\n   \"F\": ");
         sb_json_array(j, o->F, o->n);
-        sb_printf(j, ",\n   \"J-stats(M,R,D)\": ");
+        kc_buf_printf(j, ",\n   \"J-stats(M,R,D)\": ");
         sb_json_array(j, o->j_stats, 3);
-        sb_printf(j, ",\n   \"F-stats(M,R,D)\": ");
+        kc_buf_printf(j, ",\n   \"F-stats(M,R,D)\": ");
         sb_json_array(j, o->f_stats, 3);
-        sb_printf(j, "\n  }%s\n", i + 1 < ev->n_obj ? "," : "");
+        kc_buf_printf(j, "\n  }%s\n", i + 1 < ev->n_obj ? "," : "");
     }
-    sb_printf(j, " }\n}\n");
+    kc_buf_printf(j, " }\n}\n");
     for (int i = 0; i < 3; i++)
         if (kc_write_file_atomic(paths[i], out[i].s, out[i].n) < 0) goto done;
     rc = 0;

@@ -10,22 +10,6 @@
 
 #include "pipeline/kc.h"
 
-void table_buf_printf(table_buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (b->s && (size_t)k < b->cap - b->n) {
-            b->n += (size_t)k;
-            return;
-        }
-        b->cap = (b->cap + (size_t)k + 1) * 2;
-        b->s = kc_realloc(b->s, b->cap);
-    }
-}
-
 void table_init(kc_table *t, const char *corner_key, const char *corner_label, int n_cols, int n_rows)
 {
     memset(t, 0, sizeof *t);
@@ -78,34 +62,34 @@ void table_free(kc_table *t)
 }
 
 /* CSV field: quoted when it holds a comma, quote or newline. */
-static void csv_field(table_buf *b, const char *s)
+static void csv_field(kc_buf *b, const char *s)
 {
     if (!strpbrk(s, ",\"\n\r")) {
-        table_buf_printf(b, "%s", s);
+        kc_buf_printf(b, "%s", s);
         return;
     }
-    table_buf_printf(b, "\"");
-    for (; *s; s++) table_buf_printf(b, *s == '"' ? "\"\"" : "%c", *s);
-    table_buf_printf(b, "\"");
+    kc_buf_printf(b, "\"");
+    for (; *s; s++) kc_buf_printf(b, *s == '"' ? "\"\"" : "%c", *s);
+    kc_buf_printf(b, "\"");
 }
 
 char *table_csv(const kc_table *t)
 {
-    table_buf b = {0};
+    kc_buf b = {0};
     csv_field(&b, t->corner_key);
     for (int c = 0; c < t->n_cols; c++) {
-        table_buf_printf(&b, ",");
+        kc_buf_printf(&b, ",");
         csv_field(&b, t->col_keys[c]);
     }
-    table_buf_printf(&b, "\n");
+    kc_buf_printf(&b, "\n");
     for (int r = 0; r < t->n_rows; r++) {
         csv_field(&b, t->row_names[r]);
         for (int c = 0; c < t->n_cols; c++) {
             double v = t->vals[(size_t)r * t->n_cols + c];
-            if (isnan(v)) table_buf_printf(&b, ",");
-            else table_buf_printf(&b, ",%.9g", v);
+            if (isnan(v)) kc_buf_printf(&b, ",");
+            else kc_buf_printf(&b, ",%.9g", v);
         }
-        table_buf_printf(&b, "\n");
+        kc_buf_printf(&b, "\n");
     }
     return b.s;
 }
@@ -121,9 +105,9 @@ static double col_best(const kc_table *t, int c)
     return best;
 }
 
-static void md_text(table_buf *b, const char *s)
+static void md_text(kc_buf *b, const char *s)
 {
-    for (; *s; s++) table_buf_printf(b, *s == '|' ? "\\|" : "%c", *s);
+    for (; *s; s++) kc_buf_printf(b, *s == '|' ? "\\|" : "%c", *s);
 }
 
 static const char *col_label(const kc_table *t, int c, char *buf, size_t n)
@@ -135,87 +119,87 @@ static const char *col_label(const kc_table *t, int c, char *buf, size_t n)
 
 char *table_markdown(const kc_table *t)
 {
-    table_buf b = {0};
+    kc_buf b = {0};
     char lab[512];
-    table_buf_printf(&b, "| ");
+    kc_buf_printf(&b, "| ");
     md_text(&b, t->corner_label);
     for (int c = 0; c < t->n_cols; c++) {
-        table_buf_printf(&b, " | ");
+        kc_buf_printf(&b, " | ");
         md_text(&b, col_label(t, c, lab, sizeof lab));
     }
-    table_buf_printf(&b, " |\n|---");
-    for (int c = 0; c < t->n_cols; c++) table_buf_printf(&b, "|---:");
-    table_buf_printf(&b, "|\n");
+    kc_buf_printf(&b, " |\n|---");
+    for (int c = 0; c < t->n_cols; c++) kc_buf_printf(&b, "|---:");
+    kc_buf_printf(&b, "|\n");
     for (int r = 0; r < t->n_rows; r++) {
-        table_buf_printf(&b, "| ");
+        kc_buf_printf(&b, "| ");
         md_text(&b, t->row_names[r]);
         for (int c = 0; c < t->n_cols; c++) {
             double v = t->vals[(size_t)r * t->n_cols + c];
-            if (isnan(v)) table_buf_printf(&b, " | –");
+            if (isnan(v)) kc_buf_printf(&b, " | –");
             else if (t->bold_best[c] && v == col_best(t, c))
-                table_buf_printf(&b, " | **%.*f**", t->decimals, v * t->scale);
-            else table_buf_printf(&b, " | %.*f", t->decimals, v * t->scale);
+                kc_buf_printf(&b, " | **%.*f**", t->decimals, v * t->scale);
+            else kc_buf_printf(&b, " | %.*f", t->decimals, v * t->scale);
         }
-        table_buf_printf(&b, " |\n");
+        kc_buf_printf(&b, " |\n");
     }
     return b.s;
 }
 
-void table_latex_escape(table_buf *b, const char *s)
+void table_latex_escape(kc_buf *b, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
         case '&': case '%': case '$': case '#': case '_': case '{': case '}':
-            table_buf_printf(b, "\\%c", *s);
+            kc_buf_printf(b, "\\%c", *s);
             break;
-        case '~': table_buf_printf(b, "\\textasciitilde{}"); break;
-        case '^': table_buf_printf(b, "\\textasciicircum{}"); break;
-        case '\\': table_buf_printf(b, "\\textbackslash{}"); break;
-        default: table_buf_printf(b, "%c", *s);
+        case '~': kc_buf_printf(b, "\\textasciitilde{}"); break;
+        case '^': kc_buf_printf(b, "\\textasciicircum{}"); break;
+        case '\\': kc_buf_printf(b, "\\textbackslash{}"); break;
+        default: kc_buf_printf(b, "%c", *s);
         }
     }
 }
 
 char *table_latex(const kc_table *t)
 {
-    table_buf b = {0};
-    table_buf_printf(&b, "%% generated by keycut kc-table; \\usepackage{booktabs}\n\\begin{tabular}{l");
-    for (int c = 0; c < t->n_cols; c++) table_buf_printf(&b, "r");
-    table_buf_printf(&b, "}\n\\toprule\n");
+    kc_buf b = {0};
+    kc_buf_printf(&b, "%% generated by keycut kc-table; \\usepackage{booktabs}\n\\begin{tabular}{l");
+    for (int c = 0; c < t->n_cols; c++) kc_buf_printf(&b, "r");
+    kc_buf_printf(&b, "}\n\\toprule\n");
     if (t->groups) {
         /* one \multicolumn per run of equal group names, with \cmidrule below */
-        table_buf cm = {0};
-        table_buf_printf(&b, " ");
+        kc_buf cm = {0};
+        kc_buf_printf(&b, " ");
         for (int c = 0; c < t->n_cols;) {
             int e = c + 1;
             while (e < t->n_cols && !strcmp(t->groups[e] ? t->groups[e] : "", t->groups[c] ? t->groups[c] : "")) e++;
-            table_buf_printf(&b, " & \\multicolumn{%d}{c}{", e - c);
+            kc_buf_printf(&b, " & \\multicolumn{%d}{c}{", e - c);
             table_latex_escape(&b, t->groups[c] ? t->groups[c] : "");
-            table_buf_printf(&b, "}");
-            table_buf_printf(&cm, "\\cmidrule(lr){%d-%d}", c + 2, e + 1);
+            kc_buf_printf(&b, "}");
+            kc_buf_printf(&cm, "\\cmidrule(lr){%d-%d}", c + 2, e + 1);
             c = e;
         }
-        table_buf_printf(&b, " \\\\\n%s\n", cm.s ? cm.s : "");
+        kc_buf_printf(&b, " \\\\\n%s\n", cm.s ? cm.s : "");
         free(cm.s);
     }
     table_latex_escape(&b, t->corner_label);
     for (int c = 0; c < t->n_cols; c++) {
-        table_buf_printf(&b, " & ");
+        kc_buf_printf(&b, " & ");
         table_latex_escape(&b, t->col_labels[c]);
     }
-    table_buf_printf(&b, " \\\\\n\\midrule\n");
+    kc_buf_printf(&b, " \\\\\n\\midrule\n");
     for (int r = 0; r < t->n_rows; r++) {
         table_latex_escape(&b, t->row_names[r]);
         for (int c = 0; c < t->n_cols; c++) {
             double v = t->vals[(size_t)r * t->n_cols + c];
-            if (isnan(v)) table_buf_printf(&b, " & --");
+            if (isnan(v)) kc_buf_printf(&b, " & --");
             else if (t->bold_best[c] && v == col_best(t, c))
-                table_buf_printf(&b, " & \\textbf{%.*f}", t->decimals, v * t->scale);
-            else table_buf_printf(&b, " & %.*f", t->decimals, v * t->scale);
+                kc_buf_printf(&b, " & \\textbf{%.*f}", t->decimals, v * t->scale);
+            else kc_buf_printf(&b, " & %.*f", t->decimals, v * t->scale);
         }
-        table_buf_printf(&b, " \\\\\n");
+        kc_buf_printf(&b, " \\\\\n");
     }
-    table_buf_printf(&b, "\\bottomrule\n\\end{tabular}\n");
+    kc_buf_printf(&b, "\\bottomrule\n\\end{tabular}\n");
     return b.s;
 }
 
@@ -233,22 +217,22 @@ int table_write(const char *dir, const char *base, const kc_table *t)
     return 0;
 }
 
-void table_macro_word(table_buf *b, const char *s)
+void table_macro_word(kc_buf *b, const char *s)
 {
     static const char *const digits[10] = {"Zero", "One", "Two", "Three", "Four",
                                            "Five", "Six", "Seven", "Eight", "Nine"};
     int upper = 1;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (isalpha(*p) && *p < 128) {
-            table_buf_printf(b, "%c", upper ? toupper(*p) : *p);
+            kc_buf_printf(b, "%c", upper ? toupper(*p) : *p);
             upper = 0;
             continue;
         }
-        if (isdigit(*p)) table_buf_printf(b, "%s", digits[*p - '0']);
-        else if (*p == '-') table_buf_printf(b, "Dash");
-        else if (*p == '.') table_buf_printf(b, "Dot");
-        else if (*p == '_') table_buf_printf(b, "Underscore");
-        else table_buf_printf(b, "X");
+        if (isdigit(*p)) kc_buf_printf(b, "%s", digits[*p - '0']);
+        else if (*p == '-') kc_buf_printf(b, "Dash");
+        else if (*p == '.') kc_buf_printf(b, "Dot");
+        else if (*p == '_') kc_buf_printf(b, "Underscore");
+        else kc_buf_printf(b, "X");
         upper = 1;
     }
 }

@@ -20,6 +20,8 @@
 #define KC_TABLE_H
 #include <stddef.h>
 
+#include "pipeline/kc.h"
+
 typedef struct kc_table {
     int n_rows, n_cols;
     char *corner_key, *corner_label; /* the first column's CSV key and display label */
@@ -34,11 +36,6 @@ typedef struct kc_table {
 } kc_table;
 
 /* A growing string. */
-typedef struct table_buf {
-    char *s;
-    size_t n, cap;
-} table_buf;
-void table_buf_printf(table_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 void table_init(kc_table *t, const char *corner_key, const char *corner_label, int n_cols, int n_rows);
 void table_col(kc_table *t, int c, const char *key, const char *label, int bold_best);
@@ -52,7 +49,7 @@ char *table_latex(const kc_table *t);
 int table_write(const char *dir, const char *base, const kc_table *t);
 
 /* Appends the macro word of text to b (see above). */
-void table_macro_word(table_buf *b, const char *text);
+void table_macro_word(kc_buf *b, const char *text);
 /* LaTeX-escapes text into b (& % $ # _ { } ~ ^ \). */
-void table_latex_escape(table_buf *b, const char *text);
+void table_latex_escape(kc_buf *b, const char *text);
 #endif

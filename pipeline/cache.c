@@ -86,6 +86,14 @@ const char *prov_get(const cache_prov *p, const char *key)
     return NULL;
 }
 
+int prov_is_reserved(const char *key)
+{
+    static const char *const r[] = {"format", "format_version", "code_version", "created", "content_hash", "command"};
+    for (size_t i = 0; i < sizeof r / sizeof *r; i++)
+        if (!strcmp(key, r[i])) return 1;
+    return 0;
+}
+
 void prov_free(cache_prov *p)
 {
     for (int i = 0; i < p->n; i++) {

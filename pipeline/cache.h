@@ -60,6 +60,9 @@ typedef struct cache_prov {
 void prov_set(cache_prov *p, const char *key, const char *value);      /* replaces if present */
 void prov_setf(cache_prov *p, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *prov_get(const cache_prov *p, const char *key);
+/* 1 for the root attributes every cache writes afresh (format, format_version, code_version,
+ * created, content_hash, command): a derived cache never copies them from its input. */
+int prov_is_reserved(const char *key);
 void prov_free(cache_prov *p);
 
 /* ---- reading ------------------------------------------------------------------------------ */

@@ -132,6 +132,22 @@ char *kc_strfmt(const char *fmt, ...)
     return s;
 }
 
+void kc_buf_printf(kc_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (b->s && (size_t)k < b->cap - b->n) {
+            b->n += (size_t)k;
+            return;
+        }
+        b->cap = (b->cap + (size_t)k + 1) * 2;
+        b->s = kc_realloc(b->s, b->cap);
+    }
+}
+
 int kc_read_file(const char *path, uint8_t **data, size_t *size)
 {
     FILE *f = fopen(path, "rb");

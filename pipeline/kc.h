@@ -43,6 +43,13 @@ void *kc_realloc(void *p, size_t n);
 char *kc_strdup(const char *s);
 char *kc_strfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A growing text buffer: kc_buf b = {0}; kc_buf_printf(&b, "%d,", x); ... free(b.s); */
+typedef struct kc_buf {
+    char *s;
+    size_t n, cap;
+} kc_buf;
+void kc_buf_printf(kc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Whole file into memory (adds a NUL after the data); returns -1 with a message on failure. */
 int kc_read_file(const char *path, uint8_t **data, size_t *size);
 /* Writes data to path.tmp, fsyncs, renames to path. */

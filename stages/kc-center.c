@@ -39,15 +39,6 @@ static void usage(int status)
     exit(status);
 }
 
-/* Root attributes written fresh for every cache, never copied from the input. */
-static int prov_reserved(const char *key)
-{
-    static const char *const r[] = {"format", "format_version", "code_version", "created", "content_hash", "command"};
-    for (size_t i = 0; i < sizeof r / sizeof *r; i++)
-        if (!strcmp(key, r[i])) return 1;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     kc_set_prog("kc-center");
@@ -157,7 +148,7 @@ int main(int argc, char **argv)
     progress_end(&p);
     cache_prov prov = {0, NULL, NULL};
     for (int k = 0; k < r.prov.n; k++)
-        if (!prov_reserved(r.prov.key[k]) && !shard_prov_key(r.prov.key[k])) prov_set(&prov, r.prov.key[k], r.prov.value[k]);
+        if (!prov_is_reserved(r.prov.key[k]) && !shard_prov_key(r.prov.key[k])) prov_set(&prov, r.prov.key[k], r.prov.value[k]);
     prov_set(&prov, "command", kc_cmdline());
     prov_set(&prov, "input", in);
     prov_set(&prov, "input_content_hash", hash ? hash : "");

@@ -47,14 +47,6 @@ static void usage(int status)
     exit(status);
 }
 
-static int prov_reserved(const char *key)
-{
-    static const char *const r[] = {"format", "format_version", "code_version", "created", "content_hash", "command"};
-    for (size_t i = 0; i < sizeof r / sizeof *r; i++)
-        if (!strcmp(key, r[i])) return 1;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     kc_set_prog("kc-decode");
@@ -177,7 +169,7 @@ int main(int argc, char **argv)
     free(res);
     cache_prov prov = {0, NULL, NULL};
     for (int k = 0; k < r.prov.n; k++)
-        if (!prov_reserved(r.prov.key[k]) && !shard_prov_key(r.prov.key[k])) prov_set(&prov, r.prov.key[k], r.prov.value[k]);
+        if (!prov_is_reserved(r.prov.key[k]) && !shard_prov_key(r.prov.key[k])) prov_set(&prov, r.prov.key[k], r.prov.value[k]);
     prov_set(&prov, "command", kc_cmdline());
     prov_set(&prov, "features", features);
     prov_set(&prov, "features_content_hash", hash ? hash : "");

@@ -51,28 +51,6 @@ typedef struct image_gt {
     int ok;
 } image_gt;
 
-/* A growing text buffer. */
-typedef struct sbuf {
-    char *s;
-    size_t n, cap;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (b->s && (size_t)k < b->cap - b->n) {
-            b->n += (size_t)k;
-            return;
-        }
-        b->cap = (b->cap + (size_t)k + 1) * 2;
-        b->s = kc_realloc(b->s, b->cap);
-    }
-}
 
 /* The image sizes and grids of the cache must fit the ground truth and the policy. */
 static int check_cache(const cache_reader *r, char **ids, int n, kc_policy *policy, int *patch)
@@ -130,7 +108,7 @@ static int make_selection(const char *train, const char *out, int count)
 
 typedef struct setting_result {
     char *name;
-    sbuf csv;
+    kc_buf csv;
     double jaccard, corloc;
 } setting_result;
 
@@ -256,10 +234,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; i++) voc_score_mask(&gt[i].cells, lab[i], &sc[i]);
         setting_result *o = &res[s];
         o->name = settings[s];
-        sb_printf(&o->csv, "id,setting,jaccard,corloc,area,lambda2,eigengap,degenerate\n");
+        kc_buf_printf(&o->csv, "id,setting,jaccard,corloc,area,lambda2,eigengap,degenerate\n");
         double sj = 0, sl = 0;
         for (int i = 0; i < n; i++) {
-            sb_printf(&o->csv, "%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%d\n", ids[i], settings[s], sc[i].jaccard,
+            kc_buf_printf(&o->csv, "%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%d\n", ids[i], settings[s], sc[i].jaccard,
                       sc[i].corloc, sc[i].area, (double)l2[i], (double)gap[i], (int)deg[i]);
             sj += sc[i].jaccard;
             sl += sc[i].corloc;
@@ -274,13 +252,13 @@ int main(int argc, char **argv)
 
     /* outputs: all files, then the ledger line */
     if (kc_mkdirs(out) < 0) kc_die();
-    sbuf summary = {0};
-    sb_printf(&summary, "setting,images,jaccard,corloc\n");
+    kc_buf summary = {0};
+    kc_buf_printf(&summary, "setting,images,jaccard,corloc\n");
     for (int s = 0; s < n_settings; s++) {
         char *p = kc_strfmt("%s/%s.csv", out, res[s].name);
         if (kc_write_file_atomic(p, res[s].csv.s, res[s].csv.n) < 0) kc_die();
         free(p);
-        sb_printf(&summary, "%s,%d,%.9g,%.9g\n", res[s].name, n, res[s].jaccard, res[s].corloc);
+        kc_buf_printf(&summary, "%s,%d,%.9g,%.9g\n", res[s].name, n, res[s].jaccard, res[s].corloc);
     }
     char *sp = kc_strfmt("%s/summary.csv", out);
     if (kc_write_file_atomic(sp, summary.s, summary.n) < 0) kc_die();

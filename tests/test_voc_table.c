@@ -31,13 +31,13 @@ int main(void)
     free(tex);
     table_free(&t);
 
-    table_buf b = {0};
+    kc_buf b = {0};
     table_macro_word(&b, "run-2");
     table_macro_word(&b, "t0.15_x");
     table_macro_word(&b, "a b");
     CHECK(b.s && !strcmp(b.s, "RunDashTwoTZeroDotOneFiveUnderscoreXAXB"), "macro word %s", b.s ? b.s : "");
     free(b.s);
-    b = (table_buf){0};
+    b = (kc_buf){0};
     table_latex_escape(&b, "a_b&c%d$e#f{g}h~i^j\\k");
     CHECK(!strcmp(b.s, "a\\_b\\&c\\%d\\$e\\#f\\{g\\}h\\textasciitilde{}i\\textasciicircum{}j\\textbackslash{}k"),
           "latex escape %s", b.s);
