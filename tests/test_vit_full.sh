@@ -29,6 +29,30 @@ else
     read -r _ p f s <<<"${line:-RESULT 0 1 0}"
     T_PASS=$((T_PASS + p)); T_FAIL=$((T_FAIL + f)); T_SKIP=$((T_SKIP + s))
     if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then bad "test_vit $d exited $rc"; fi
+    # kc-extract end to end on the same weights file and the crops saved as PNG
+    if "$BUILD/kc-extract" --weights "$d/vits16.pth" --dataset "list:$d/crops.txt" --features keys,tokens \
+         --out "$d/kc.h5" >"$d/kc.log" 2>&1; then
+      ok
+      cmp=$(/usr/bin/python3 - "$d" <<'PY'
+import sys, numpy as np, h5py
+d = sys.argv[1]
+cases = {0: "vits16_pth_0", 1: "vits16_st_1", 2: "vits16_st_2"}
+worst = 0.0
+with h5py.File(d + "/kc.h5", "r") as f:
+    assert f.attrs["policy"] == "square480"
+    for i, case in cases.items():
+        for kind in ("keys", "tokens"):
+            ref = np.fromfile("%s/%s.%s.f32" % (d, case, kind), "<f4").reshape(900, 384)
+            got = f["features/%s/crop%d" % (kind, i)][:]
+            worst = max(worst, float(np.abs(got - ref).max() / np.abs(ref).max()))
+print("%.3g" % worst)
+PY
+)
+      echo "kc-extract vs torch (3 crops, keys and tokens): worst max|diff| / max|ref| = $cmp"
+      awk -v w="${cmp:-1}" 'BEGIN{exit !(w <= 1e-4)}' && ok || bad "kc-extract keys differ from torch: $cmp"
+    else
+      bad "kc-extract on the crops failed: $(tail -n 2 "$d/kc.log")"
+    fi
   else
     bad "vit_ref.py full failed: $(tail -n 3 "$d/ref.log")"
   fi

@@ -246,6 +246,14 @@ def full(out, images):
     lines = []
     eps = 1e-6
     crops = [load_crop(p) for p in images]
+    # the same crops as lossless PNGs, listed for kc-extract (square480 keeps a 480x480 image as is)
+    from PIL import Image
+    with open(os.path.join(out, "crops.txt"), "w") as f:
+        for i, p in enumerate(images):
+            im = Image.open(p).convert("RGB")
+            x0, y0 = (im.width - 480) // 2, (im.height - 480) // 2
+            im.crop((x0, y0, x0 + 480, y0 + 480)).save(os.path.join(out, "crop%d.png" % i))
+            f.write("crop%d.png\n" % i)
     names = []
     for i, c in enumerate(crops):
         nm = "img%d.in.f32" % i
