@@ -57,9 +57,9 @@ PLAN = $(MAKE) --no-print-directory -n $(1) 2>/dev/null | SELECT_LIST=$(SELECT_L
 # Done while the makefile is read (not by a rule), so that `make -n` shows the true plan.
 ifneq ($(filter sweep report davis tables $(OUT)/%,$(MAKECMDGOALS)),)
 _net_stamps := $(foreach n,$(NETS),$(shell mkdir -p $(OUT)/nets && \
-    configs/net-args.sh $(NETS_INI) $(n) > $(OUT)/nets/$(n).args.tmp 2>/dev/null && \
-    { cmp -s $(OUT)/nets/$(n).args.tmp $(OUT)/nets/$(n).args || mv $(OUT)/nets/$(n).args.tmp $(OUT)/nets/$(n).args; }; \
-    rm -f $(OUT)/nets/$(n).args.tmp))
+    configs/net-args.sh $(NETS_INI) $(n) > $(OUT)/nets/$(n).args.tmp$$$$ 2>/dev/null && \
+    { cmp -s $(OUT)/nets/$(n).args.tmp$$$$ $(OUT)/nets/$(n).args || mv $(OUT)/nets/$(n).args.tmp$$$$ $(OUT)/nets/$(n).args; }; \
+    rm -f $(OUT)/nets/$(n).args.tmp$$$$))
 endif
 $(OUT)/nets/%.args:
 	@configs/net-args.sh $(NETS_INI) $* >/dev/null

@@ -95,7 +95,7 @@ KC_SLURM_VARS = $(filter-out SCHEDULER=% SLURM_GOAL=% SLURM_VAL=% SLURM_USER_VAR
 
 slurm-submit:
 	@[ "$(SHARDS)" -ge 1 ] 2>/dev/null || { echo "slurm: SHARDS=$(SHARDS) is not a positive number" >&2; exit 2; }
-	@$(MAKE) --no-print-directory SCHEDULER=local $(SELECT_LIST)
+	@$(MAKE) --no-print-directory SCHEDULER=local $(SELECT_LIST) $(foreach n,$(NETS),$(OUT)/nets/$(n).args)
 	@mkdir -p $(SLURM_DIR)
 	@$(MAKE) --no-print-directory -s slurm-plan > $(SLURM_DIR)/plan.tmp && mv $(SLURM_DIR)/plan.tmp $(SLURM_DIR)/plan.txt
 	@KC_SLURM_DIR=$(SLURM_DIR) KC_SLURM_INI=$(SLURM_INI) KC_SLURM_GOAL='$(SLURM_GOAL)' \
@@ -114,7 +114,22 @@ demo: deps
 	  SLURM_USER_VARS='$(filter-out SCHEDULER=%,$(MAKEOVERRIDES))' slurm-submit
 endif
 
+# make test-slurm: tests/slurm/test_slurm.sh (a one-node cluster on this machine, ~2 minutes; not
+# part of tests/run.sh), reported like tests/run.sh: one line, then "N passed, N failed, N skipped".
+test-slurm:
+	@$(MAKE) --no-print-directory all
+	@mkdir -p $(BUILD)/test-logs; log=$(BUILD)/test-logs/test_slurm.sh.log; t0=$$SECONDS; rc=0; \
+	  BUILD=$(BUILD) timeout 900 bash tests/slurm/test_slurm.sh > $$log 2>&1 || rc=$$?; \
+	  line=$$(grep -E '^RESULT [0-9]+ [0-9]+ [0-9]+$$' $$log | tail -n 1 || true); p=0 f=0 s=0; \
+	  [ -z "$$line" ] || read -r _ p f s <<<"$$line"; \
+	  if [ $$rc -ne 0 ] && [ $$f -eq 0 ] || [ -z "$$line" ]; then f=$$((f + 1)); fi; \
+	  printf '%-28s %4s  %3d passed %3d failed %3d skipped  (%ds)\n' test_slurm.sh $$([ $$f -eq 0 ] && echo ok || echo FAIL) \
+	    $$p $$f $$s $$((SECONDS - t0)); \
+	  [ $$f -eq 0 ] || grep -E 'FAIL|SKIP|error' $$log | head -n 15 | sed 's/^/    /'; \
+	  [ $$s -eq 0 ] || grep -E '^SKIP' $$log | sed 's/^/    /'; \
+	  echo "$$p passed, $$f failed, $$s skipped (log: $$log)"; [ $$f -eq 0 ]
+
 # make status [OUT=...]  (or DEMO_DIR=... for the demo): what the last submissions did.
 status:
 	@configs/slurm-status.sh $(OUT)/slurm $(if $(filter-out $(OUT),$(DEMO_DIR)),$(DEMO_DIR)/slurm)
-.PHONY: slurm-plan slurm-submit status
+.PHONY: slurm-plan slurm-submit status test-slurm

@@ -3,6 +3,7 @@
 # target of the latest round that tried it: done (the product exists), pending / running (squeue),
 # failed / cancelled (sacct when accounting is on, else the log), and what a rerun would resubmit.
 set -u -o pipefail
+shown=0
 for dir in "$@"; do
   [ -d "$dir" ] || continue
   rounds=$(ls -d "$dir"/round-* 2>/dev/null | sort -t- -k2 -n)
@@ -11,12 +12,14 @@ for dir in "$@"; do
   # queued tasks: "jobid_task STATE" (arrays expanded with -r)
   declare -A q=()
   if [ -n "$ids" ] && command -v squeue >/dev/null; then
-    while read -r jid st; do q[$jid]=$st; done < <(squeue -h -r -j "$ids" -o '%i %T' 2>/dev/null)
+    # (all of the user's jobs: `squeue -j` lists nothing when one id is already forgotten)
+    while read -r jid st; do q[$jid]=$st; done < <(squeue -h -r -u "$(id -un)" -o '%i %T' 2>/dev/null)
   fi
   declare -A acct=()
   if [ -n "$ids" ] && command -v sacct >/dev/null; then
     while IFS='|' read -r jid st; do acct[$jid]=${st%% *}; done < <(sacct -n -X -P -j "$ids" -o JobID,State 2>/dev/null)
   fi
+  shown=1
   echo "== $dir ($(wc -w <<<"$rounds") round(s))"
   # the latest attempt of each target
   declare -A latest=() jobof=()
@@ -44,8 +47,8 @@ for dir in "$@"; do
       err=$([ -f "$log" ] && grep -v '^make' "$log" | grep -iE 'error|cancelled' | tail -n 1)
       [ -z "$err" ] || state="$state: $err"
     fi
-    printf '  %-9s %-16s %s\n' "$step#$task" "${state%%:*}" "$target"
-    case $state in *:*) printf '            %s\n            log: %s\n' "${state#*: }" "$log" ;; esac
+    printf '  %-16s %-16s %s\n' "$step#$task" "${state%%:*}" "$target"
+    case $state in *:*) printf '                     %s\n                     log: %s\n' "${state#*: }" "$log" ;; esac
   done < <(printf '%s\n' "${!latest[@]}" | sort)
   echo "  done $n_done, running $n_run, pending $n_pend, failed or not run $n_fail"
   if [ "$n_fail" -gt 0 ] && [ "$n_run" -eq 0 ] && [ "$n_pend" -eq 0 ]; then
@@ -53,3 +56,4 @@ for dir in "$@"; do
   fi
   unset q acct latest jobof
 done
+[ "$shown" = 1 ] || echo "status: no SCHEDULER=slurm submission under $* (OUT=... or DEMO_DIR=... selects another)"

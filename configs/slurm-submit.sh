@@ -28,13 +28,15 @@ ini_get() {
     END { print (s != "" ? s : d) }' "$ini"
 }
 
-# jobs of earlier rounds still queued: do not submit twice
+# jobs of earlier rounds still queued: do not submit twice.  (All of the user's jobs are listed and
+# matched here: `squeue -j` with one id Slurm has already forgotten lists nothing at all.)
 prev_ids=$(cat "$dir"/round-*/jobs.tsv 2>/dev/null | awk '{print $2}' | paste -sd, || true)
 if [ -n "$prev_ids" ]; then
-  active=$(squeue -h -j "$prev_ids" -o '%i %T' 2>/dev/null | wc -l || true)
+  active=$(squeue -h -u "$(id -un)" -o '%F' 2>/dev/null | awk -v ids="$prev_ids" \
+             'BEGIN { n = split(ids, a, ","); for (i = 1; i <= n; i++) mine[a[i]] = 1 } $1 in mine' | wc -l || true)
   if [ "${active:-0}" -gt 0 ]; then
     echo "slurm: $active jobs of earlier submissions are still queued or running; nothing submitted."
-    echo "slurm: follow them with 'make status' (or squeue -u $USER); cancel with scancel <jobid>."
+    echo "slurm: follow them with 'make status' (or squeue -u $(id -un)); cancel with scancel <jobid>."
     exit 0
   fi
 fi
@@ -55,7 +57,8 @@ gave_up() {
   [ "$(wc -w <<<"$logs")" -eq 2 ] || return 1
   local a b
   a=$(err_of "$(head -n 1 <<<"$logs")"); b=$(err_of "$(tail -n 1 <<<"$logs")")
-  [ -n "$a" ] && [ "$a" = "$b" ] || return 1
+  # the same error up to numbers (job ids, times: "*** JOB 12 ON n3 CANCELLED AT ... DUE TO TIME LIMIT ***")
+  [ -n "$a" ] && [ "$(sed -E 's/[0-9]+/N/g' <<<"$a")" = "$(sed -E 's/[0-9]+/N/g' <<<"$b")" ] || return 1
   echo "slurm: $target failed twice with the same error, not resubmitted:" >&2
   echo "         $a" >&2
   echo "         log: $(tail -n 1 <<<"$logs")" >&2
@@ -84,6 +87,7 @@ for step in $steps; do
     echo "#SBATCH --job-name=kc-$step"
     echo "#SBATCH --array=1-$n$([ -n "$par" ] && [ "$par" != 0 ] && echo "%$par")"
     echo "#SBATCH --output=$R/logs/$step-%a.log"
+    echo "#SBATCH --chdir=$PWD"
     echo "#SBATCH --cpus-per-task=$(ini_get "$step" cpus)"
     echo "#SBATCH --mem=$(ini_get "$step" mem)"
     echo "#SBATCH --time=$(ini_get "$step" time)"
@@ -96,6 +100,7 @@ for step in $steps; do
     echo ")"
     echo "t=\${targets[\$((SLURM_ARRAY_TASK_ID - 1))]}"
     echo "echo \"keycut: \$t on \$(hostname), task \$SLURM_ARRAY_TASK_ID of job \$SLURM_ARRAY_JOB_ID\""
+    echo "cd $(printf %q "$PWD") && mkdir -p \"\$(dirname \"\$t\")\" || exit 1"
     echo "exec $KC_SLURM_MAKE \"\$t\""
   } > "$script"
   dep_opt=()
@@ -118,6 +123,7 @@ script=$R/final.sbatch
   echo "#!/usr/bin/env bash"
   echo "#SBATCH --job-name=kc-final"
   echo "#SBATCH --output=$R/logs/final.log"
+  echo "#SBATCH --chdir=$PWD"
   echo "#SBATCH --cpus-per-task=$(ini_get final cpus)"
   echo "#SBATCH --mem=$(ini_get final mem)"
   echo "#SBATCH --time=$(ini_get final time)"

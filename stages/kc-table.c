@@ -230,6 +230,21 @@ static void macro(kc_buf *b, const char *name, const char *net, const char *metr
     free(m.s);
 }
 
+static void free_nets(net_scores *nets, int n)
+{
+    for (int i = 0; i < n; i++) {
+        for (int s = 0; s < nets[i].n; s++) free(nets[i].settings[s]);
+        free(nets[i].settings);
+        free(nets[i].images);
+        free(nets[i].jaccard);
+        free(nets[i].corloc);
+        free(nets[i].name);
+        free(nets[i].dir);
+        free(nets[i].davis_file);
+    }
+    free(nets);
+}
+
 int main(int argc, char **argv)
 {
     kc_set_prog("kc-table");
@@ -405,6 +420,14 @@ int main(int argc, char **argv)
             if (!setting) kc_die_msg("no setting is scored for every network; pass --setting ID");
             if (print_best) {
                 printf("%s\n", setting);
+                for (int i = 0; i < n_seen; i++) free(seen[i]);
+                free(seen);
+                free(mac.s);
+                table_free(&sw);
+                free(all);
+                free_nets(nets, n_dirs);
+                free(dirs);
+                free(davis);
                 return 0;
             }
             kc_info("no --setting: reporting %s, the best mean Jaccard (%.4f) over the %d networks", setting, best,
@@ -489,17 +512,7 @@ int main(int argc, char **argv)
     table_free(&sw);
     table_free(&rp);
     free(all);
-    for (int i = 0; i < n_dirs; i++) {
-        for (int s = 0; s < nets[i].n; s++) free(nets[i].settings[s]);
-        free(nets[i].settings);
-        free(nets[i].images);
-        free(nets[i].jaccard);
-        free(nets[i].corloc);
-        free(nets[i].name);
-        free(nets[i].dir);
-        free(nets[i].davis_file);
-    }
-    free(nets);
+    free_nets(nets, n_dirs);
     free(dirs);
     free(davis);
     return 0;
