@@ -235,23 +235,83 @@ static inline __attribute__((always_inline)) void dense_row_t(const ncut_graph *
     for (int k = 0; k < NB; k++) y[k] = acc[k];
 }
 
+/* one binary dense row (only when n > 65535: weighted dense rows go through dense_rows) */
 static void dense_row(const ncut_graph *g, int i, const double *X, double *y, int nb)
 {
-    if (g->weighted) {
-        switch (nb) {
-        case 1: dense_row_t(g, i, X, y, 1, 1); break;
-        case 2: dense_row_t(g, i, X, y, 1, 2); break;
-        case 3: dense_row_t(g, i, X, y, 1, 3); break;
-        default: dense_row_t(g, i, X, y, 1, 4);
-        }
-    } else {
-        switch (nb) {
-        case 1: dense_row_t(g, i, X, y, 0, 1); break;
-        case 2: dense_row_t(g, i, X, y, 0, 2); break;
-        case 3: dense_row_t(g, i, X, y, 0, 3); break;
-        default: dense_row_t(g, i, X, y, 0, 4);
-        }
+    switch (nb) {
+    case 1: dense_row_t(g, i, X, y, 0, 1); break;
+    case 2: dense_row_t(g, i, X, y, 0, 2); break;
+    case 3: dense_row_t(g, i, X, y, 0, 3); break;
+    default: dense_row_t(g, i, X, y, 0, 4);
     }
+}
+
+/* Weighted dense rows i0 .. i0 + R - 1, X: (NB, n): y[r][k] = sum_j w_ij x[k][j], w_ij = S_ij >= tau ?
+ * S_ij : eps (compared in double, exact for float operands).  The R rows share each load of X; each
+ * row and vector keeps its own four partial sums (lanes j mod 4) added in a fixed order, so a row's
+ * result does not depend on R (how many dense rows happen to be consecutive). */
+static inline __attribute__((always_inline)) void wrows_t(const ncut_graph *g, int i0, const double *X, double *y,
+                                                         const int R, const int NB)
+{
+    const int n = g->n;
+    const float *s = g->sim + (size_t)i0 * n;
+    double acc[4][NCUT_MAX_BLOCK] = {{0}};
+    int j = 0;
+#ifdef __AVX2__
+    {
+        __m256d a[4][NCUT_MAX_BLOCK];
+        const __m256d tau4 = _mm256_set1_pd((double)g->tau), eps4 = _mm256_set1_pd(NCUT_EPS);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+            for (int k = 0; k < NB; k++) a[r][k] = _mm256_setzero_pd();
+        for (; j + 4 <= n; j += 4) {
+            __m256d x[NCUT_MAX_BLOCK];
+#pragma GCC unroll 4
+            for (int k = 0; k < NB; k++) x[k] = _mm256_loadu_pd(X + (size_t)k * n + j);
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) {
+                __m256d v = _mm256_cvtps_pd(_mm_loadu_ps(s + (size_t)r * n + j));
+                __m256d w = _mm256_blendv_pd(eps4, v, _mm256_cmp_pd(v, tau4, _CMP_GE_OQ));
+#pragma GCC unroll 4
+                for (int k = 0; k < NB; k++) a[r][k] = _mm256_fmadd_pd(w, x[k], a[r][k]);
+            }
+        }
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+            for (int k = 0; k < NB; k++) {
+                double t[4];
+                _mm256_storeu_pd(t, a[r][k]);
+                acc[r][k] = (t[0] + t[1]) + (t[2] + t[3]);
+            }
+    }
+#endif
+    for (; j < n; j++)
+        for (int r = 0; r < R; r++) {
+            float v = s[(size_t)r * n + j];
+            double w = v >= g->tau ? (double)v : NCUT_EPS;
+            for (int k = 0; k < NB; k++) acc[r][k] += w * X[(size_t)k * n + j];
+        }
+    for (int r = 0; r < R; r++)
+        for (int k = 0; k < NB; k++) y[(size_t)r * NB + k] = acc[r][k];
+}
+
+/* Weighted dense rows i0 .. i0 + rows - 1 (rows <= 4); y: (rows, nb) */
+static void dense_rows(const ncut_graph *g, int i0, int rows, const double *X, double *y, int nb)
+{
+#define WROWS_CASE(R, NB)                                                                                         \
+    case (R) * 8 + (NB): wrows_t(g, i0, X, y, R, NB); break
+    switch (rows * 8 + nb) {
+        WROWS_CASE(1, 1); WROWS_CASE(2, 1); WROWS_CASE(3, 1); WROWS_CASE(4, 1);
+        WROWS_CASE(1, 2); WROWS_CASE(2, 2); WROWS_CASE(3, 2); WROWS_CASE(4, 2);
+        WROWS_CASE(1, 3); WROWS_CASE(2, 3);
+        WROWS_CASE(1, 4); WROWS_CASE(2, 4);
+    default: /* three or four rows of three or four vectors: two passes, to stay in registers */
+        dense_rows(g, i0, 2, X, y, nb);
+        dense_rows(g, i0 + 2, rows - 2, X, y + (size_t)2 * nb, nb);
+    }
+#undef WROWS_CASE
 }
 
 /* sum over a list of the (n, NB) rows of X: p[k] = sum x[j][k]; weighted: q[k] = sum v_j x[j][k] */
@@ -354,6 +414,7 @@ void ncut_graph_apply(const ncut_graph *g, const double *X, double *Y, int nb)
         for (int j = 0; j < n; j++)
             for (int b = 0; b < nb; b++) g->scratch[(size_t)b * n + j] = X[(size_t)j * nb + b];
     const double eps = NCUT_EPS;
+    int dense_end = 0; /* weighted: rows [i, dense_end) already hold their products */
     for (int i = 0; i < n; i++) {
         double *y = Y + (size_t)i * nb, p[4], q[4];
         const uint16_t *c = g->col ? g->col + g->start[i] : NULL;
@@ -371,7 +432,14 @@ void ncut_graph_apply(const ncut_graph *g, const double *X, double *Y, int nb)
             }
             break;
         default:
-            dense_row(g, i, g->scratch, y, nb);
+            if (!g->weighted) {
+                dense_row(g, i, g->scratch, y, nb);
+            } else if (i >= dense_end) { /* up to four consecutive dense rows share one pass over X */
+                int rows = 1;
+                while (rows < 4 && i + rows < n && g->form[i + rows] == NCUT_ROW_DENSE) rows++;
+                dense_rows(g, i, rows, g->scratch, y, nb);
+                dense_end = i + rows;
+            }
         }
     }
 }

@@ -21,7 +21,8 @@
  *                sum_{E_i} x = sum_{active j} x_j - sum_{gaps} x_j, where a column is active unless
  *                its S row is all zero (a patch zeroed by an earlier round): the near-complete
  *                graphs of uncentred or random keys, where few cosines fail tau;
- *   dense        from the S row itself (weighted rows with many edges).
+ *   dense        from the S row itself (weighted rows with many edges); up to four consecutive
+ *                dense rows share one pass over X, each row keeping its own fixed-order sums.
  * All sums run in double in a fixed order, so results do not depend on threads.
  *
  *     float *S = kc_malloc(n * n * sizeof *S);
