@@ -676,12 +676,12 @@ cache_piece *cache_piece_new(cache_writer *w, int batch)
     return p;
 }
 
-int cache_piece_put_f32(cache_piece *p, const char *dset, const float *data, int rank, const int64_t *dims)
+static int piece_put(cache_piece *p, const char *dset, hid_t type, const void *data, int rank, const int64_t *dims)
 {
     if (p->failed) return -1;
     int rc;
     HDF5_LOCK
-    rc = write_dataset(p->file, dset, H5T_NATIVE_FLOAT, data, rank, dims);
+    rc = write_dataset(p->file, dset, type, data, rank, dims);
     if (rc < 0) {
         p->failed = 1;
         kc_fail_prefix("%s", p->tmp);
@@ -689,17 +689,14 @@ int cache_piece_put_f32(cache_piece *p, const char *dset, const float *data, int
     return rc;
 }
 
+int cache_piece_put_f32(cache_piece *p, const char *dset, const float *data, int rank, const int64_t *dims)
+{
+    return piece_put(p, dset, H5T_NATIVE_FLOAT, data, rank, dims);
+}
+
 int cache_piece_put_u8(cache_piece *p, const char *dset, const uint8_t *data, int rank, const int64_t *dims)
 {
-    if (p->failed) return -1;
-    int rc;
-    HDF5_LOCK
-    rc = write_dataset(p->file, dset, H5T_NATIVE_UINT8, data, rank, dims);
-    if (rc < 0) {
-        p->failed = 1;
-        kc_fail_prefix("%s", p->tmp);
-    }
-    return rc;
+    return piece_put(p, dset, H5T_NATIVE_UINT8, data, rank, dims);
 }
 
 static int piece_attr(cache_piece *p, const char *dset, const char *name, hid_t type, const void *vals, int n)
