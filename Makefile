@@ -31,7 +31,8 @@ endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  ?=
-LDLIBS  := $(PKG_LIBS) -lm
+# oneDNN (libdnnl-dev) ships no pkg-config file in Debian 12: linked by name
+LDLIBS  := $(PKG_LIBS) -ldnnl -lm
 ALL_CFLAGS = $(CFLAGS_BASE) $(PKG_CFLAGS) $(CFLAGS)
 
 LIB_SRC   := $(sort $(wildcard pipeline/*.c datasets/*.c decoders/*.c eval/*.c))
@@ -57,6 +58,7 @@ deps-fuzz:
 
 features:
 	@for p in $(PKGS); do printf '%-12s %s\n' "$$p" "$$(pkg-config --modversion $$p 2>/dev/null || echo MISSING)"; done
+	@printf '%-12s %s\n' dnnl "$$(sed -n 's/^\#define DNNL_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' /usr/include/oneapi/dnnl/dnnl_version.h 2>/dev/null | paste -sd. - | grep . || echo MISSING)"
 
 # ---- compile ---------------------------------------------------------------------------------
 $(BUILD)/obj/%.o: %.c | $(BUILD)/obj

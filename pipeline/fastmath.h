@@ -27,14 +27,14 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline float kc__bits_to_float(int32_t i)
+static inline __attribute__((always_inline)) float kc__bits_to_float(int32_t i)
 {
     float f;
     memcpy(&f, &i, sizeof f);
     return f;
 }
 
-static inline int32_t kc__float_to_bits(float f)
+static inline __attribute__((always_inline)) int32_t kc__float_to_bits(float f)
 {
     int32_t i;
     memcpy(&i, &f, sizeof i);
@@ -43,13 +43,13 @@ static inline int32_t kc__float_to_bits(float f)
 
 /* c ? a : b without control flow (GCC with -ftrapping-math does not if-convert float ternaries
  * once it has sunk their operands into branches, and the loop then stays scalar). */
-static inline float kc__select(int c, float a, float b)
+static inline __attribute__((always_inline)) float kc__select(int c, float a, float b)
 {
     int32_t m = -(int32_t)c;
     return kc__bits_to_float((kc__float_to_bits(a) & m) | (kc__float_to_bits(b) & ~m));
 }
 
-static inline float kc_expf(float x)
+static inline __attribute__((always_inline)) float kc_expf(float x)
 {
     const float lo = -87.33654f, hi = 88.37f;
     float xc = kc__select(x < lo, lo, x);
@@ -74,7 +74,7 @@ static inline float kc_expf(float x)
 }
 
 /* erfc(z) for z >= 1/2 (z is clamped to [1/2, 10]). */
-static inline float kc__erfc_tail(float z)
+static inline __attribute__((always_inline)) float kc__erfc_tail(float z)
 {
     float zc = kc__select(z < 0.5f, 0.5f, z);
     zc = kc__select(zc > 10.0f, 10.0f, zc);
@@ -94,7 +94,7 @@ static inline float kc__erfc_tail(float z)
 }
 
 /* erf(x) / x for |x| < 1, as a polynomial in s = x^2. */
-static inline float kc__erf_small(float s)
+static inline __attribute__((always_inline)) float kc__erf_small(float s)
 {
     float p = 1.0595150031941513e-06f;
     p = fmaf(p, s, -1.3911650652440344e-05f);
@@ -108,7 +108,7 @@ static inline float kc__erf_small(float s)
     return p;
 }
 
-static inline float kc_erff(float x)
+static inline __attribute__((always_inline)) float kc_erff(float x)
 {
     float a = fabsf(x);
     float small = x * kc__erf_small(x * x);
@@ -118,7 +118,7 @@ static inline float kc_erff(float x)
 }
 
 /* Exact GELU: x * (1 + erf(x / sqrt 2)) / 2. */
-static inline float kc_gelu(float x)
+static inline __attribute__((always_inline)) float kc_gelu(float x)
 {
     float z = x * 0.70710678118654752f;
     float a = fabsf(z);

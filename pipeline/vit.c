@@ -29,10 +29,13 @@
 #include <string.h>
 
 #include "pipeline/fastmath.h"
+#include "pipeline/gemm.h"
 #include "pipeline/kc.h"
 
 /* Query rows per attention work item: the score block (ATT_ROWS, T) stays in L2. */
 #define ATT_ROWS 96
+
+static int g_simd512; /* row-wise kernels: 1 = AVX-512 versions; set by vit_init (see kernels) */
 
 typedef struct vit_block {
     const float *ln1_w, *ln1_b;   /* (D) */
@@ -321,6 +324,8 @@ int vit_init(vit_model **out, const kc_weights *w, const vit_opts *o)
              m->dim, m->depth, m->heads, m->patch, m->mlp, m->file_cls, m->file_norm, m->pos_n,
              m->pos_n);
     blas_single_threaded();
+    kc_gemm_init(); /* selects and checks the product path now, outside any parallel region */
+    g_simd512 = kc_simd_level() >= 2;
     const char *th = getenv("KC_VIT_THREADING");
     m->blas_pool = th && strcmp(th, "openblas") == 0 && openblas_get_parallel() == 1;
     *out = m;
@@ -465,14 +470,27 @@ void vit_state_free(vit_state *s)
 static void gemm_nt(int M, int N, int K, float alpha, const float *A, int lda, const float *B,
                     int ldb, float beta, float *C, int ldc)
 {
-    if (M <= 0 || N <= 0) return;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, alpha, A, lda, B, ldb, beta, C,
-                ldc);
+    kc_gemm_nt(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+/* Row-wise kernels.  Each body is compiled twice: for the build's baseline (x86-64-v3: AVX2, FMA)
+ * and for AVX-512 (F, VL, BW, DQ, 512-bit vectors); vit_init picks one per process from
+ * kc_simd_level() (CPU feature bits, and KC_ISA when set), so one binary runs everywhere. */
+#define KC_TARGET_512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,prefer-vector-width=512")))
+#define KC_BODY static inline __attribute__((always_inline))
+
+#define DISPATCH(name, params, args)                                                           \
+    static void name##_base params { name##_body args; }                                       \
+    KC_TARGET_512 static void name##_512 params { name##_body args; }                          \
+    static void name params                                                                    \
+    {                                                                                          \
+        if (g_simd512) name##_512 args;                                                        \
+        else name##_base args;                                                                 \
+    }
+
 /* y (rows, D) = LayerNorm(x) * g + b, rows with stride ld (x) and ldy (y). */
-static void layer_norm(const float *x, int ldx, float *y, int ldy, int rows, int D, const float *g,
-                       const float *b, float eps)
+KC_BODY void layer_norm_body(const float *x, int ldx, float *y, int ldy, int rows, int D,
+                             const float *g, const float *b, float eps)
 {
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * ldx;
@@ -492,8 +510,12 @@ static void layer_norm(const float *x, int ldx, float *y, int ldy, int rows, int
         for (int i = 0; i < D; i++) yr[i] = (xr[i] - mean) * rstd * g[i] + b[i];
     }
 }
+DISPATCH(layer_norm,
+         (const float *x, int ldx, float *y, int ldy, int rows, int D, const float *g,
+          const float *b, float eps),
+         (x, ldx, y, ldy, rows, D, g, b, eps))
 
-static void add_bias(float *c, int ldc, int rows, int N, const float *bias)
+KC_BODY void add_bias_body(float *c, int ldc, int rows, int N, const float *bias)
 {
     for (int r = 0; r < rows; r++) {
         float *cr = c + (size_t)r * ldc;
@@ -501,8 +523,9 @@ static void add_bias(float *c, int ldc, int rows, int N, const float *bias)
         for (int i = 0; i < N; i++) cr[i] += bias[i];
     }
 }
+DISPATCH(add_bias, (float *c, int ldc, int rows, int N, const float *bias), (c, ldc, rows, N, bias))
 
-static void bias_gelu(float *c, int rows, int N, const float *bias)
+KC_BODY void bias_gelu_body(float *c, int rows, int N, const float *bias)
 {
     for (int r = 0; r < rows; r++) {
         float *cr = c + (size_t)r * N;
@@ -510,8 +533,11 @@ static void bias_gelu(float *c, int rows, int N, const float *bias)
         for (int i = 0; i < N; i++) cr[i] = kc_gelu(cr[i] + bias[i]);
     }
 }
+DISPATCH(bias_gelu, (float *c, int rows, int N, const float *bias), (c, rows, N, bias))
 
-static void softmax_rows(float *s, int rows, int n)
+/* s (rows, n) <- exp(s - rowmax), inv_sum[r] = 1 / sum of row r: the softmax without its last
+ * pass; the caller scales the (rows, head_dim) product P V instead of the (rows, n) scores. */
+KC_BODY void softmax_exp_body(float *s, int rows, int n, float *inv_sum)
 {
     for (int r = 0; r < rows; r++) {
         float *sr = s + (size_t)r * n;
@@ -525,11 +551,22 @@ static void softmax_rows(float *s, int rows, int n)
             sr[i] = e;
             sum += e;
         }
-        float inv = 1.0f / sum;
-#pragma omp simd
-        for (int i = 0; i < n; i++) sr[i] *= inv;
+        inv_sum[r] = 1.0f / sum;
     }
 }
+DISPATCH(softmax_exp, (float *s, int rows, int n, float *inv_sum), (s, rows, n, inv_sum))
+
+/* c (rows, N) with stride ldc: row r *= scale[r] */
+KC_BODY void scale_rows_body(float *c, int ldc, int rows, int N, const float *scale)
+{
+    for (int r = 0; r < rows; r++) {
+        float *cr = c + (size_t)r * ldc;
+        const float f = scale[r];
+#pragma omp simd
+        for (int i = 0; i < N; i++) cr[i] *= f;
+    }
+}
+DISPATCH(scale_rows, (float *c, int ldc, int rows, int N, const float *scale), (c, ldc, rows, N, scale))
 
 /* Rows r0..r1 of the patch embedding (token rows, class row included when present). */
 static void embed_rows(const vit_model *m, vit_state *s, const float *chw, int r0, int r1)
@@ -569,10 +606,12 @@ static void attention_item(const vit_model *m, vit_state *s, float *scores, int 
     const float *k = s->qkv + D + (size_t)h * hd;
     const float *v = s->qkv + 2 * D + (size_t)h * hd;
     int rows = q1 - q0;
+    float inv_sum[ATT_ROWS];
+    float *out = s->att + (size_t)q0 * D + (size_t)h * hd;
     gemm_nt(rows, T, hd, 1.0f / sqrtf((float)hd), q, ld, k, ld, 0.0f, scores, T);
-    softmax_rows(scores, rows, T);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hd, T, 1.0f, scores, T, v, ld,
-                0.0f, s->att + (size_t)q0 * D + (size_t)h * hd, D);
+    softmax_exp(scores, rows, T, inv_sum);
+    kc_gemm_nn(rows, hd, T, 1.0f, scores, T, v, ld, 0.0f, out, D);
+    scale_rows(out, D, rows, hd, inv_sum);
 }
 
 /* The other way to share two cores, kept for tests/bench_vit.sh (KC_VIT_THREADING=openblas):
