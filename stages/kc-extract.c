@@ -7,6 +7,7 @@
 
 #include "datasets/dataset.h"
 #include "pipeline/cache.h"
+#include "pipeline/gemm.h"
 #include "pipeline/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/progress.h"
@@ -22,7 +23,7 @@ static void usage(FILE *f)
             "usage: kc-extract --weights FILE [--checkpoint-key K] [--model vit|color] [--drop-cls]\n"
             "                  [--heads H] [--ln-eps E] --dataset SPEC [--policy square480|short480|native16]\n"
             "                  [--features keys|tokens|keys,tokens] [--posembed dino|hf] [--batch N]\n"
-            "                  [--patch P] [--shard i/n] --out keys.h5\n"
+            "                  [--patch P] [--shard i/n] [--verbose] --out keys.h5\n"
             "\n"
             "Runs a ViT teacher (or the no-learning colour extractor) over a dataset and stores, per\n"
             "image, the last block's attention keys and/or its output tokens, without the class token.\n"
@@ -44,10 +45,21 @@ static void usage(FILE *f)
             "  --out FILE            the cache to write (atomically; an interrupted run resumes)\n"
             "  --shard i/n           only slice i of n of the images (pipeline/shard.h); merge the n\n"
             "                        shard caches with kc-merge\n"
+            "  --verbose             print once which product kernels run (library, version, ISA)\n"
+            "  environment: KC_ISA=avx512|avx2|generic forces a kernel path (default: the best\n"
+            "                        this CPU has); the cache records the one used (attribute products)\n"
             "\n"
             "example:\n"
             "  kc-extract --weights dino_deitsmall16_pretrain.pth --dataset voc:/data/VOC2012:val \\\n"
             "             --policy square480 --out cache/dino/voc12-val/keys.h5\n");
+}
+
+/* "oneDNN 2.6.3 avx512_core; row kernels avx512": what computed the forward (provenance) */
+static const char *products_describe(void)
+{
+    static char buf[256];
+    snprintf(buf, sizeof buf, "%s; row kernels %s", kc_gemm_describe(), kc_simd_level() >= 2 ? "avx512" : "avx2");
+    return buf;
 }
 
 int main(int argc, char **argv)
@@ -56,14 +68,14 @@ int main(int argc, char **argv)
     kc_set_cmdline(argc, argv);
     const char *weights = NULL, *ckey = NULL, *model_name = NULL, *spec = NULL, *policy_s = NULL,
                *features = "keys", *posembed = "dino", *out = NULL;
-    int drop_cls = 0, heads = 0, batch = 8, patch_color = 16;
+    int drop_cls = 0, heads = 0, batch = 8, patch_color = 16, verbose = 0;
     double ln_eps = 0;
     static struct option opts[] = {{"weights", 1, 0, 'w'},  {"checkpoint-key", 1, 0, 'k'}, {"model", 1, 0, 'm'},
                                    {"drop-cls", 0, 0, 'd'}, {"heads", 1, 0, 'H'},          {"ln-eps", 1, 0, 'e'},
                                    {"dataset", 1, 0, 's'},  {"policy", 1, 0, 'p'},         {"features", 1, 0, 'f'},
                                    {"posembed", 1, 0, 'P'}, {"out", 1, 0, 'o'},            {"batch", 1, 0, 'b'},
                                    {"patch", 1, 0, 'x'},    {"help", 0, 0, 'h'},           {"shard", 1, 0, 'S'},
-                                   {0, 0, 0, 0}};
+                                   {"verbose", 0, 0, 'v'},  {0, 0, 0, 0}};
     kc_shard shard = KC_SHARD_NONE;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -84,6 +96,7 @@ int main(int argc, char **argv)
         case 'S':
             if (shard_parse(optarg, &shard) < 0) kc_die();
             break;
+        case 'v': verbose = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -149,6 +162,7 @@ int main(int argc, char **argv)
         patch = vit_patch(model);
         dim = vit_dim(model);
         kc_info("%s: %s, %s", weights, vit_describe(model), vit_forward_kind(model));
+        if (verbose) kc_info("products: %s", products_describe());
     } else if (drop_cls || heads || ln_eps != 0 || ckey) {
         kc_die_msg("--drop-cls, --heads, --ln-eps and --checkpoint-key apply to --model vit only");
     }
@@ -285,12 +299,14 @@ int main(int argc, char **argv)
         prov_set(&prov, "forward", vit_forward_kind(model));
         prov_setf(&prov, "ln_eps", "%.9g", vit_ln_eps(model));
         prov_set(&prov, "posembed", posembed);
+        prov_set(&prov, "products", products_describe());
     } else {
         prov_setf(&prov, "arch", "color dim=%d patch=%d", COLOR_DIM, patch);
         prov_set(&prov, "forward", "color statistics (no learning)");
         prov_set(&prov, "weights_sha256", "-");
         prov_set(&prov, "posembed", "-");
         prov_set(&prov, "ln_eps", "-");
+        prov_set(&prov, "products", "-");
     }
     prov_set(&prov, "feature_kinds", want_keys && want_tokens ? "keys,tokens" : want_keys ? "keys" : "tokens");
     prov_set(&prov, "policy", policy_name(policy));

@@ -48,7 +48,8 @@ static void usage(int status)
 static int varies(const char *key)
 {
     return !strcmp(key, "command") || !strcmp(key, "created") || !strcmp(key, "content_hash") ||
-           !strcmp(key, "shard") || !strcmp(key, "shard_out");
+           !strcmp(key, "shard") || !strcmp(key, "shard_out") ||
+           !strcmp(key, "products"); /* shards may run on different CPUs: the distinct values, joined */
 }
 
 /* Root attributes the writer adds itself. */
@@ -282,6 +283,15 @@ int main(int argc, char **argv)
             char *cmd = single_run_command(ref->prov.value[k], cache_attr(ref, "shard_out"), out);
             prov_set(&prov, key, cmd);
             free(cmd);
+        } else if (!strcmp(key, "products")) {
+            char joined[1024] = "";
+            for (int i = 0; i < n; i++) {
+                const char *v = cache_attr(by_index[i], "products");
+                if (!v || strstr(joined, v)) continue;
+                size_t len = strlen(joined);
+                snprintf(joined + len, sizeof joined - len, "%s%s", len ? " | " : "", v);
+            }
+            prov_set(&prov, key, joined);
         } else {
             prov_set(&prov, key, ref->prov.value[k]);
         }

@@ -23,17 +23,23 @@ else
   if OMP_NUM_THREADS=2 /usr/bin/python3 tests/ref/vit_ref.py full "$d" "${imgs[@]}" >"$d/ref.log" 2>&1; then
     ok
     echo "reference: $((SECONDS - t0)) s"
-    out=$("$BUILD/tests/test_vit" "$d" 2>&1); rc=$?
-    echo "$out"
-    line=$(grep -E '^RESULT ' <<<"$out" | tail -n 1)
-    read -r _ p f s <<<"${line:-RESULT 0 1 0}"
-    T_PASS=$((T_PASS + p)); T_FAIL=$((T_FAIL + f)); T_SKIP=$((T_SKIP + s))
-    if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then bad "test_vit $d exited $rc"; fi
-    # kc-extract end to end on the same weights file and the crops saved as PNG
-    if "$BUILD/kc-extract" --weights "$d/vits16.pth" --dataset "list:$d/crops.txt" --features keys,tokens \
-         --out "$d/kc.h5" >"$d/kc.log" 2>&1; then
-      ok
-      cmp=$(/usr/bin/python3 - "$d" <<'PY'
+    # every product path this machine can run (pipeline/gemm.h): the same reference files
+    for isa in avx512 avx2 generic; do
+      if [ "$isa" = avx512 ] && ! grep -qw avx512f /proc/cpuinfo; then skip "KC_ISA=avx512: no AVX-512 on this CPU"; continue; fi
+      export KC_ISA=$isa
+      echo "-- KC_ISA=$isa"
+      rm -f "$d/kc.h5"
+      out=$("$BUILD/tests/test_vit" "$d" 2>&1); rc=$?
+      echo "$out"
+      line=$(grep -E '^RESULT ' <<<"$out" | tail -n 1)
+      read -r _ p f s <<<"${line:-RESULT 0 1 0}"
+      T_PASS=$((T_PASS + p)); T_FAIL=$((T_FAIL + f)); T_SKIP=$((T_SKIP + s))
+      if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then bad "test_vit $d exited $rc"; fi
+      # kc-extract end to end on the same weights file and the crops saved as PNG
+      if "$BUILD/kc-extract" --weights "$d/vits16.pth" --dataset "list:$d/crops.txt" --features keys,tokens \
+           --out "$d/kc.h5" --verbose >"$d/kc.log" 2>&1; then
+        ok
+        cmp=$(/usr/bin/python3 - "$d" <<'PY'
 import sys, numpy as np, h5py
 d = sys.argv[1]
 cases = {0: "vits16_pth_0", 1: "vits16_st_1", 2: "vits16_st_2"}
@@ -48,11 +54,17 @@ with h5py.File(d + "/kc.h5", "r") as f:
 print("%.3g" % worst)
 PY
 )
-      echo "kc-extract vs torch (3 crops, keys and tokens): worst max|diff| / max|ref| = $cmp"
-      awk -v w="${cmp:-1}" 'BEGIN{exit !(w <= 1e-4)}' && ok || bad "kc-extract keys differ from torch: $cmp"
-    else
-      bad "kc-extract on the crops failed: $(tail -n 2 "$d/kc.log")"
-    fi
+        want=$(case $isa in avx512) echo "avx512_core; row kernels avx512";; avx2) echo "avx2; row kernels avx2";; *) echo "sse41; row kernels avx2";; esac)
+        prod=$(grep -m1 -o "products: .*" "$d/kc.log" || true)
+        echo "kc-extract --verbose: $prod"
+        grep -q "$want" <<<"$prod" && ok || bad "KC_ISA=$isa: kc-extract ran '$prod', expected '$want'"
+        echo "kc-extract vs torch (3 crops, keys and tokens): worst max|diff| / max|ref| = $cmp"
+        awk -v w="${cmp:-1}" 'BEGIN{exit !(w <= 1e-4)}' && ok || bad "kc-extract keys differ from torch: $cmp"
+      else
+        bad "kc-extract on the crops failed: $(tail -n 2 "$d/kc.log")"
+      fi
+    done
+    unset KC_ISA
   else
     bad "vit_ref.py full failed: $(tail -n 3 "$d/ref.log")"
   fi
