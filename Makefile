@@ -45,7 +45,7 @@ BENCH_SRC := $(sort $(wildcard tests/bench_*.c))
 BENCHES   := $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libkeycut.a
 
-.PHONY: all deps deps-ref deps-fuzz test check-full bench demo clean features
+.PHONY: all deps deps-ref deps-fuzz deps-bench test check-full bench demo clean features
 all: $(STAGES) $(TESTS) $(BENCHES)
 
 # ---- Debian packages ---------------------------------------------------------------------------
@@ -55,6 +55,15 @@ deps-ref:
 	@tests/deps.sh deps-ref.txt
 deps-fuzz:
 	@tests/deps.sh deps-fuzz.txt
+# ONNX Runtime for `make bench` (tests/bench_vit.sh): npm's onnxruntime-node, its CPU library inside
+# the package, install scripts skipped (they only fetch GPU pieces); project-local, not committed.
+ORT_NODE_VERSION := 1.30.0
+deps-bench: deps-ref
+	@tests/deps.sh deps-bench.txt
+	@command -v npm >/dev/null || { mkdir -p $(BUILD) && echo npm >$(BUILD)/npm-dep.txt && tests/deps.sh $(BUILD)/npm-dep.txt; }
+	@grep -qs '"version": "$(ORT_NODE_VERSION)"' $(BUILD)/bench-node/node_modules/onnxruntime-node/package.json || \
+	  npm install --prefix $(BUILD)/bench-node --ignore-scripts --no-audit --no-fund --loglevel=error \
+	      onnxruntime-node@$(ORT_NODE_VERSION)
 
 features:
 	@for p in $(PKGS); do printf '%-12s %s\n' "$$p" "$$(pkg-config --modversion $$p 2>/dev/null || echo MISSING)"; done

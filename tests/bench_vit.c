@@ -1,7 +1,8 @@
 /* tests/bench_vit.c — speed of the ViT forward (keys of ViT-S/16 at 480x480 by default) beside
- * the FLOP rate of one large sgemm with the same thread count.  Not a test: no assertions.
+ * the FLOP rate of one large sgemm with the same thread count (keycut's product path and OpenBLAS
+ * as loaded).  Not a test: no assertions.  This is kc-extract's forward, in process (no decoding).
  *
- *     build/tests/bench_vit [--size 480] [--patch 16] [--images 5] [--tokens]
+ *     build/tests/bench_vit [--size 480] [--width W] [--patch 16] [--images 5] [--tokens]
  *
  * The network has DINO's ViT-S/16 shapes (width 384, depth 12, MLP 1536, 14 x 14 position grid,
  * class token, final norm) with seeded random weights built in memory, so no file is needed.
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "pipeline/gemm.h"
 #include "pipeline/kc.h"
 #include "pipeline/vit.h"
 
@@ -83,7 +85,7 @@ static void free_weights(kc_weights *w)
     free(w->path);
 }
 
-static double sgemm_rate(int n, int threads)
+static double sgemm_rate(int n, int threads, int openblas)
 {
     float *a = kc_malloc((size_t)n * n * sizeof(float)), *b = kc_malloc((size_t)n * n * sizeof(float));
     float *c = kc_malloc((size_t)n * n * sizeof(float));
@@ -93,7 +95,10 @@ static double sgemm_rate(int n, int threads)
     double best = 1e30;
     for (int r = 0; r < 4; r++) {
         double t0 = kc_now();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        if (openblas)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        else
+            kc_gemm_nt(n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
         double t = kc_now() - t0;
         if (r > 0 && t < best) best = t; /* the first run warms up */
     }
@@ -106,18 +111,20 @@ static double sgemm_rate(int n, int threads)
 
 int main(int argc, char **argv)
 {
-    int size = 480, patch = 16, images = 5, want_tokens = 0;
+    int size = 480, width = 0, patch = 16, images = 5, want_tokens = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--size") && i + 1 < argc) size = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--width") && i + 1 < argc) width = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--patch") && i + 1 < argc) patch = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--images") && i + 1 < argc) images = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tokens")) want_tokens = 1;
         else {
-            fprintf(stderr, "usage: %s [--size 480] [--patch 16] [--images 5] [--tokens]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--size 480] [--width W] [--patch 16] [--images 5] [--tokens]\n", argv[0]);
             return 2;
         }
     }
-    if (size < patch || patch < 1 || images < 1) {
+    if (width <= 0) width = size;
+    if (size < patch || width < patch || patch < 1 || images < 1) {
         fprintf(stderr, "bench_vit: bad sizes\n");
         return 2;
     }
@@ -131,38 +138,41 @@ int main(int argc, char **argv)
         return 1;
     }
     free_weights(&w);
-    const int g = size / patch, D = vit_dim(m);
+    const int g = size / patch, gw = width / patch, D = vit_dim(m);
     vit_state *s;
-    if (vit_state_new(&s, m, g, g) < 0) {
+    if (vit_state_new(&s, m, g, gw) < 0) {
         fprintf(stderr, "bench_vit: %s\n", kc_error());
         return 1;
     }
-    float *chw = kc_malloc((size_t)3 * g * patch * g * patch * sizeof(float));
-    for (size_t i = 0; i < (size_t)3 * g * patch * g * patch; i++) chw[i] = 2 * frand();
-    float *keys = kc_malloc((size_t)g * g * D * sizeof(float));
-    float *tokens = want_tokens ? kc_malloc((size_t)g * g * D * sizeof(float)) : NULL;
+    float *chw = kc_malloc((size_t)3 * g * patch * gw * patch * sizeof(float));
+    for (size_t i = 0; i < (size_t)3 * g * patch * gw * patch; i++) chw[i] = 2 * frand();
+    float *keys = want_tokens ? NULL : kc_malloc((size_t)g * gw * D * sizeof(float));
+    float *tokens = want_tokens ? kc_malloc((size_t)g * gw * D * sizeof(float)) : NULL;
 
-    vit_forward(m, s, chw, g, g, keys, tokens); /* warm-up */
+    vit_forward(m, s, chw, g, gw, keys, tokens); /* warm-up */
     double best = 1e30, total = 0;
     for (int i = 0; i < images; i++) {
         double t0 = kc_now();
-        vit_forward(m, s, chw, g, g, keys, tokens);
+        vit_forward(m, s, chw, g, gw, keys, tokens);
         double t = kc_now() - t0;
         total += t;
         if (t < best) best = t;
     }
-    double flops = vit_flops(m, g, g, want_tokens);
-    double rate = sgemm_rate(2048, threads);
+    double flops = vit_flops(m, g, gw, want_tokens);
+    double rate = sgemm_rate(2048, threads, 0), rate_ob = sgemm_rate(2048, threads, 1);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("model: %s\n", vit_describe(m));
-    printf("input: %dx%d, grid %dx%d, %s, %d threads (OpenMP; OpenBLAS single-threaded inside)\n",
-           size, size, g, g, want_tokens ? "keys+tokens" : "keys", threads);
+    printf("input: %dx%d, grid %dx%d, %s, %d threads\n", size, width, g, gw,
+           want_tokens ? "tokens" : "keys", threads);
+    printf("products: %s; row kernels %s\n", kc_gemm_describe(), kc_simd_level() >= 2 ? "avx512" : "avx2");
     printf("keycut forward: %.1f ms/image mean, %.1f ms best, %.2f images/s\n",
            1e3 * total / images, 1e3 * best, images / total);
     printf("keycut forward GFLOP: %.2f, rate %.1f GFLOP/s (mean) %.1f (best)\n", flops / 1e9,
            flops / (total / images) / 1e9, flops / best / 1e9);
-    printf("sgemm 2048^3, %d OpenBLAS threads: %.1f GFLOP/s\n", threads, rate);
+    printf("sgemm 2048^3, %d threads, keycut's path: %.1f GFLOP/s\n", threads, rate);
+    printf("sgemm 2048^3, %d threads, OpenBLAS %s as loaded: %.1f GFLOP/s\n", threads,
+           openblas_get_corename(), rate_ob);
     printf("forward rate / sgemm rate: %.0f %% (mean) %.0f %% (best)\n",
            100 * flops / (total / images) / 1e9 / rate, 100 * flops / best / 1e9 / rate);
     printf("peak RSS: %.0f MB\n", ru.ru_maxrss / 1024.0);

@@ -1,26 +1,86 @@
 #!/usr/bin/env bash
-# tests/bench_vit.sh — keys of ViT-S/16 at 480x480: keycut's forward, PyTorch as a user runs it,
-# PyTorch at its best, and one large sgemm, in the same run.  Figures only, no assertions.
-# The machine may be shared: numbers are noisy; each line gives mean and best.
+# tests/bench_vit.sh — ViT-S/16 forward speed: keycut (kc-extract's forward, in process) against the
+# machine's measured FMA peak, PyTorch as a user runs it, and ONNX Runtime on the same forward, all
+# in the same run.  Keys at 480x480 (VOC square480) and tokens at 480x832 (DAVIS short480 of a
+# 854x480 frame).  Figures only, no assertions; pieces whose tools are missing are skipped with a
+# message (ONNX Runtime: `make deps-bench`; PyTorch: `make deps-ref`).
+# The machine may be shared: numbers are noisy; each line gives mean and best, ratios use the best.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 IMAGES=${BENCH_IMAGES:-5}
 THREADS=${OMP_NUM_THREADS:-$(nproc)}
-echo "== bench_vit: ViT-S/16 keys at 480x480, $THREADS threads (OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset})"
-if [ ! -x "$BUILD/tests/bench_vit" ]; then echo "bench_vit: $BUILD/tests/bench_vit not built" >&2; exit 1; fi
-OMP_NUM_THREADS=$THREADS "$BUILD/tests/bench_vit" --images "$IMAGES"
-# the other way to share the cores, for comparison: products on OpenBLAS's own pthread pool,
-# OpenMP (passive waiting) for the rest
-echo "-- alternative threading (KC_VIT_THREADING=openblas, OMP_WAIT_POLICY=PASSIVE):"
-KC_VIT_THREADING=openblas OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$THREADS "$BUILD/tests/bench_vit" --images "$IMAGES" | grep -E '^keycut'
-echo "-- keycut again (the machine may be shared; compare the best figures):"
-OMP_NUM_THREADS=$THREADS "$BUILD/tests/bench_vit" --images "$IMAGES" | grep -E '^(keycut|sgemm|forward)'
-if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+echo "== bench_vit: ViT-S/16, $THREADS threads (OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset})"
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ') model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2 | tr -d ' '), $(nproc) cores, AVX-512: $(grep -qw avx512f /proc/cpuinfo && echo yes || echo no)"
+for b in bench_vit bench_peak; do
+  if [ ! -x "$BUILD/tests/$b" ]; then echo "bench_vit: $BUILD/tests/$b not built" >&2; exit 1; fi
+done
+best_of() { sed -n "s/.*, \([0-9.]*\) ms best.*/\1/p" | head -n 1; }
+
+# the measured peak: independent FMA chains, threads pinned
+peak_out=$(OMP_NUM_THREADS=$THREADS OMP_PROC_BIND=true "$BUILD/tests/bench_peak")
+echo "$peak_out"
+peak=$(sed -n "s/^peak best $THREADS threads: \([0-9.]*\).*/\1/p" <<<"$peak_out")
+
+run_keycut() { # label, then bench_vit arguments
+  local label=$1; shift
+  local out; out=$(OMP_NUM_THREADS=$THREADS "$BUILD/tests/bench_vit" --images "$IMAGES" "$@")
+  echo "-- keycut $label"
+  grep -E '^(input|products|keycut|sgemm)' <<<"$out"
+  local ms gf; ms=$(best_of <<<"$out"); gf=$(sed -n 's/^keycut forward GFLOP: \([0-9.]*\).*/\1/p' <<<"$out")
+  awk -v ms="$ms" -v gf="$gf" -v pk="${peak:-0}" 'BEGIN{ if (pk > 0 && ms > 0)
+    printf("fraction of measured peak (best): %.0f %% (%.1f of %.1f GFLOP/s; target >= 75 %%)\n", 100 * gf / (ms / 1e3) / pk, gf / (ms / 1e3), pk) }'
+  echo "$ms" >"$tmp/keycut_$label"
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+run_keycut keys480 --size 480
+run_keycut tokens480x832 --size 480 --width 832 --tokens
+echo "-- keycut keys480 on the other paths (KC_ISA, pipeline/gemm.h):"
+for isa in avx2 generic; do
+  KC_ISA=$isa OMP_NUM_THREADS=$THREADS "$BUILD/tests/bench_vit" --images "$IMAGES" | grep -E '^(products|keycut forward:)' | paste -sd' ' | sed "s/^/KC_ISA=$isa: /"
+done
+
+have_torch=0
+/usr/bin/python3 -c 'import torch' 2>/dev/null && have_torch=1
+if [ $have_torch -eq 1 ]; then
   # as a user runs it: default environment and threads
-  env -u OMP_NUM_THREADS -u OMP_WAIT_POLICY /usr/bin/python3 tests/ref/vit_ref.py bench user 480 "$IMAGES"
+  env -u OMP_NUM_THREADS -u OMP_WAIT_POLICY /usr/bin/python3 tests/ref/vit_ref.py bench user 480 "$IMAGES" | tee "$tmp/torch_user"
   # at its best: 2 threads, passive waiting (otherwise OpenMP spins against OpenBLAS's threads)
   OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 tests/ref/vit_ref.py bench best 480 "$IMAGES"
 else
-  echo "pytorch: not importable with /usr/bin/python3 (apt-get install python3-torch); skipped"
+  echo "pytorch: not importable with /usr/bin/python3 (make deps-ref); skipped"
 fi
+
+# ONNX Runtime on the same forward (exported once per size by torch.onnx; kept under $BUILD)
+ort_mods=$BUILD/bench-node/node_modules/onnxruntime-node
+if ! command -v node >/dev/null; then
+  echo "onnxruntime: node not installed (make deps-bench); skipped"
+elif [ ! -d "$ort_mods" ]; then
+  echo "onnxruntime: $ort_mods absent (make deps-bench); skipped"
+elif [ $have_torch -eq 0 ]; then
+  echo "onnxruntime: the model is exported by PyTorch, not importable (make deps-ref); skipped"
+else
+  for spec in "keys 480 480" "tokens 480 832"; do
+    read -r kind h w <<<"$spec"
+    d=$BUILD/bench-onnx/$kind${h}x$w
+    if [ ! -f "$d/vit.onnx" ] || [ tests/ref/vit_ref.py -nt "$d/vit.onnx" ]; then
+      /usr/bin/python3 tests/ref/vit_ref.py onnx "$d" "$h" "$w" "$kind" >/dev/null 2>"$tmp/export.log" ||
+        { echo "onnxruntime: export failed: $(tail -n 1 "$tmp/export.log")"; continue; }
+    fi
+    node tests/bench_ort.js "$d" "$IMAGES" "$THREADS" | tee "$tmp/ort_$kind" || echo "onnxruntime: bench_ort.js failed"
+  done
+fi
+
+echo "-- keycut keys480 again (the machine may be shared; compare the best figures):"
+again=$(OMP_NUM_THREADS=$THREADS "$BUILD/tests/bench_vit" --images "$IMAGES" | grep -E '^keycut forward:')
+echo "$again"
+k=$(best_of <<<"$again")
+k0=$(cat "$tmp/keycut_keys480")
+k=$(awk -v a="$k" -v b="$k0" 'BEGIN{print (a < b ? a : b)}')
+kt=$(cat "$tmp/keycut_tokens480x832")
+echo "-- summary (best ms per image; targets from issue 10)"
+ratio() { awk -v a="$2" -v b="$3" -v what="$1" -v tgt="$4" 'BEGIN{ if (a > 0 && b > 0) printf("%s: %.2fx (target %s)\n", what, a / b, tgt) }'; }
+[ -f "$tmp/ort_keys" ] && ratio "onnxruntime keys480 / keycut" "$(best_of <"$tmp/ort_keys")" "$k" ">= 1.2x"
+[ -f "$tmp/ort_tokens" ] && ratio "onnxruntime tokens480x832 / keycut" "$(best_of <"$tmp/ort_tokens")" "$kt" ">= 1.2x"
+[ -f "$tmp/torch_user" ] && ratio "pytorch as run / keycut keys480" "$(best_of <"$tmp/torch_user")" "$k" ">= 5x"
+echo "keycut keys480: $k ms, tokens480x832: $kt ms"

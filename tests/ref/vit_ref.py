@@ -11,6 +11,12 @@ Usage:
         modules run as TokenCut / MaskCut users run it (full forward under no_grad, keys taken
         by a hook on the last qkv, default threads); "best" sets 2 threads and runs only the
         work keycut does (blocks before the last, then the last block's norm1 and qkv).
+    /usr/bin/python3 tests/ref/vit_ref.py onnx OUT_DIR HEIGHT WIDTH keys|tokens
+        the same ViT-S/16 as "bench" (seed 0), forward restricted to what keycut computes (keys:
+        blocks before the last, then the last norm1 and the k rows of qkv; tokens: the full forward
+        and final norm), exported by torch.onnx.export for a fixed 1x3xHEIGHTxWIDTH input, with
+        an input and torch's output as raw float32 (OUT_DIR/vit.onnx, input.f32, output.f32);
+        tests/bench_ort.js times it with ONNX Runtime (tests/bench_vit.sh).
     /usr/bin/python3 tests/ref/vit_ref.py full OUT_DIR IMAGE...
         full-size ViT-S models (DINO layout ViT-S/16, SelfPatch-shaped, patch 8, Hugging Face
         names) and real images centre-cropped to 480x480 (normalised as square480 does); used by
@@ -381,11 +387,59 @@ def bench(mode, size=480, images=5):
         1e3 * mean, 1e3 * min(times), 1 / mean))
 
 
+class _Export(torch.nn.Module):
+    """The bench ViT for a fixed input size; the resampled position embedding is computed once
+    (as keycut does per grid; torch 1.13 cannot trace bicubic interpolate with scale factors)."""
+
+    def __init__(self, model, kind, height, width):
+        super().__init__()
+        self.model, self.kind = model, kind
+        with torch.no_grad():
+            full = model.embed(torch.zeros(1, 3, height, width))
+            conv = model.patch_embed(torch.zeros(1, 3, height, width)).flatten(2).transpose(1, 2)
+            self.register_buffer("pos", full[:, 1:] - conv)  # interpolated positions, exactly
+            self.register_buffer("first", full[:, :1].clone())
+
+    def forward(self, img):
+        m = self.model
+        x = torch.cat([self.first, m.patch_embed(img).flatten(2).transpose(1, 2) + self.pos], 1)
+        blocks = m.blocks if self.kind == "tokens" else m.blocks[:-1]
+        for b in blocks:
+            x = b(x)
+        if self.kind == "tokens":
+            x = m.norm(x)
+        else:
+            last, dim = m.blocks[-1], x.shape[-1]
+            x = F.linear(last.norm1(x), last.attn.qkv.weight[dim:2 * dim], last.attn.qkv.bias[dim:2 * dim])
+        return x[:, 1:]  # the class row dropped, as keycut stores them
+
+
+def export_onnx(out, height, width, kind):
+    torch.manual_seed(0)
+    model = _Export(ViT().eval(), kind, height, width).eval()
+    img = torch.randn(1, 3, height, width)
+    os.makedirs(out, exist_ok=True)
+    with torch.no_grad():
+        ref = model(img)
+        direct = model.model.keys_only(img) if kind == "keys" else model.model(img)
+        assert float((direct[:, 1:] - ref).abs().max()) <= 1e-4 * float(ref.abs().max())
+        torch.onnx.export(model, (img,), os.path.join(out, "vit.onnx"), input_names=["image"],
+                          output_names=[kind], opset_version=14, do_constant_folding=True)
+    img.numpy().astype("<f4").tofile(os.path.join(out, "input.f32"))
+    with open(os.path.join(out, "shape.txt"), "w") as f:
+        f.write("%d %d\n" % (height, width))
+    ref.numpy().astype("<f4").tofile(os.path.join(out, "output.f32"))
+    print("exported %s: ViT-S/16 %s at %dx%d, output %s" % (os.path.join(out, "vit.onnx"), kind,
+                                                          height, width, tuple(ref.shape)))
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "tiny":
         tiny(sys.argv[2])
     elif len(sys.argv) >= 3 and sys.argv[1] == "bench":
         bench(sys.argv[2], *[int(a) for a in sys.argv[3:5]])
+    elif len(sys.argv) == 6 and sys.argv[1] == "onnx":
+        export_onnx(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
     elif len(sys.argv) >= 4 and sys.argv[1] == "full":
         full(sys.argv[2], sys.argv[3:])
     else:
