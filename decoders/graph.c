@@ -1,7 +1,6 @@
 /* decoders/graph.c — see graph.h. */
 #include "decoders/graph.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include <immintrin.h>
 #endif
 
+#include "pipeline/gemm.h"
 #include "pipeline/kc.h"
 
 int ncut_cosine(const float *feats, int n, int dim, float *S, const char *what)
@@ -28,8 +28,10 @@ int ncut_cosine(const float *feats, int n, int dim, float *S, const char *what)
         float inv = ss > 0 ? (float)(1.0 / sqrt(ss)) : 0.0f;
         for (int k = 0; k < dim; k++) unit[(size_t)i * dim + k] = f[k] * inv;
     }
-    /* upper triangle by syrk, mirrored, so S is exactly symmetric */
-    cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, n, dim, 1.0f, unit, dim, 0.0f, S, n);
+    /* S = U U^T through pipeline/gemm (the CPU's own kernels, not OpenBLAS's model table; twice
+     * syrk's flops, still faster where OpenBLAS misjudges the CPU); the upper triangle mirrored, so
+     * S is exactly symmetric */
+    kc_gemm_nt(n, n, dim, 1.0f, unit, dim, unit, dim, 0.0f, S, n);
     for (int i = 0; i < n; i++)
         for (int j = 0; j < i; j++) S[(size_t)i * n + j] = S[(size_t)j * n + i];
     free(unit);
