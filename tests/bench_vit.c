@@ -151,6 +151,8 @@ int main(int argc, char **argv)
 
     vit_forward(m, s, chw, g, gw, keys, tokens); /* warm-up */
     double best = 1e30, total = 0;
+    struct rusage ru0;
+    getrusage(RUSAGE_SELF, &ru0);
     for (int i = 0; i < images; i++) {
         double t0 = kc_now();
         vit_forward(m, s, chw, g, gw, keys, tokens);
@@ -158,6 +160,9 @@ int main(int argc, char **argv)
         total += t;
         if (t < best) best = t;
     }
+    struct rusage ru1;
+    getrusage(RUSAGE_SELF, &ru1);
+    const double faults = (double)(ru1.ru_minflt - ru0.ru_minflt) / images;
     double flops = vit_flops(m, g, gw, want_tokens);
     double rate = sgemm_rate(2048, threads, 0), rate_ob = sgemm_rate(2048, threads, 1);
     struct rusage ru;
@@ -175,7 +180,7 @@ int main(int argc, char **argv)
            openblas_get_corename(), rate_ob);
     printf("forward rate / sgemm rate: %.0f %% (mean) %.0f %% (best)\n",
            100 * flops / (total / images) / 1e9 / rate, 100 * flops / best / 1e9 / rate);
-    printf("peak RSS: %.0f MB\n", ru.ru_maxrss / 1024.0);
+    printf("peak RSS: %.0f MB; page faults per forward (after the warm-up): %.0f\n", ru.ru_maxrss / 1024.0, faults);
     free(chw);
     free(keys);
     free(tokens);

@@ -23,8 +23,9 @@ else
   if OMP_NUM_THREADS=2 /usr/bin/python3 tests/ref/vit_ref.py full "$d" "${imgs[@]}" >"$d/ref.log" 2>&1; then
     ok
     echo "reference: $((SECONDS - t0)) s"
-    # every product path this machine can run (pipeline/gemm.h): the same reference files; the
-    # ViT-S/8 case (the slowest; the same kernels on a larger grid) on the first path only
+    # every product path this machine can run (pipeline/gemm.h): the same reference files; every
+    # case on the first path, the others (the same kernels, slower) on the first case and the
+    # SelfPatch shape, and kc-extract on the 3 crops
     cp "$d/cases.txt" "$d/cases.all"
     for isa in avx512 avx2 generic; do
       if [ "$isa" = avx512 ] && ! grep -qw avx512f /proc/cpuinfo; then skip "KC_ISA=avx512: no AVX-512 on this CPU"; continue; fi
@@ -32,7 +33,7 @@ else
       echo "-- KC_ISA=$isa"
       rm -f "$d/kc.h5"
       if [ "$isa" = avx512 ] || ! grep -qw avx512f /proc/cpuinfo; then cp "$d/cases.all" "$d/cases.txt"
-      else grep -v '^vits8 ' "$d/cases.all" >"$d/cases.txt"; fi
+      else grep -E '^(vits16_pth_0|selfpatch) ' "$d/cases.all" >"$d/cases.txt"; fi
       out=$("$BUILD/tests/test_vit" "$d" 2>&1); rc=$?
       echo "$out"
       line=$(grep -E '^RESULT ' <<<"$out" | tail -n 1)
