@@ -11,11 +11,13 @@
  *
  * Threads.  One OpenMP parallel region per forward.  Each thread owns a contiguous range of token
  * rows and runs every row-local step on it (LayerNorm, the qkv / proj / fc1 / fc2 products as
- * single-threaded OpenBLAS sgemm calls on its rows, GELU, residuals); attention is split into
- * (head, block of query rows) items.  So a block costs two barriers, and OpenBLAS's own thread
- * pool is never used: vit_init sets it to one thread when OpenBLAS is the pthread build (the
- * OpenMP build runs single-threaded inside a parallel region by itself), so the two pools cannot
- * spin against each other.
+ * single-threaded calls on its rows, GELU, residuals); attention is split into (head, block of
+ * query rows) items.  So a block costs two barriers.  The products go through pipeline/gemm.h
+ * (oneDNN, kernels chosen from the CPU's feature bits), which uses keycut's OpenMP runtime and
+ * runs single-threaded inside a parallel region; no second thread pool exists to spin (vit_init
+ * also sets the pthread build of OpenBLAS to one thread, for the fallback path).
+ * Attention's softmax leaves its 1/sum for after the product P V: the (rows, head_dim) output is
+ * scaled instead of the (rows, T) scores, one pass over the scores fewer.
  *
  * Position embedding resampling: see vit_resample_pos in vit.h.
  */

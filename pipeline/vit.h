@@ -16,10 +16,10 @@
  *     vit_state_free(s); vit_free(m);
  *
  * Threads: vit_forward runs one OpenMP parallel region (omp_get_max_threads() at vit_state_new)
- * and calls OpenBLAS single-threaded from inside it; vit_init therefore sets the pthread build of
- * OpenBLAS to one thread for the whole process (see vit.c).  One state per concurrent forward.
- * KC_VIT_THREADING=openblas (benchmarks only) runs the products on OpenBLAS's own thread pool
- * instead; tests/bench_vit.sh compares the two.
+ * and calls the products (pipeline/gemm.h) single-threaded from inside it; vit_init sets the
+ * pthread build of OpenBLAS to one thread for the whole process (its fallback path).  One state
+ * per concurrent forward.  KC_VIT_THREADING=openblas (benchmarks only) runs each product over
+ * all rows on the product library's own threads instead.
  */
 #ifndef KC_VIT_H
 #define KC_VIT_H
