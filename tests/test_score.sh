@@ -20,13 +20,13 @@ same_summary() {
 # 1. scoring: files, headers, values against the NumPy reference, one ledger line
 if $S --masks $D/masks.h5 --voc $D --split $SPLIT --out $T/a --ledger $L 2>$T/err; then ok; else bad "kc-score: $(cat $T/err)"; fi
 if same_summary $D/expected_summary.csv $T/a/summary.csv; then ok; else bad "square480 summary differs from voc_ref.py"; fi
-hdr='id,setting,jaccard,corloc,area,lambda2,eigengap,degenerate'
+hdr='id,setting,jaccard,corloc,area,lambda2,eigengap,degenerate,knife_edge'
 n_csv=0
 for f in $T/a/t0.*.csv; do
   n_csv=$((n_csv + 1))
   [ "$(head -n 1 "$f")" = "$hdr" ] || bad "header of $f: $(head -n 1 "$f")"
   [ "$(wc -l <"$f")" -eq 5 ] || bad "$f: $(wc -l <"$f") lines, expected 5"
-  awk -F, -v s="$(basename "$f" .csv)" 'NR>1 && ($2 != s || $4 !~ /^[01]$/ || $3 < 0 || $3 > 1 || $6 != 0.125 || $8 != 0) {exit 1}' "$f" \
+  awk -F, -v s="$(basename "$f" .csv)" 'NR>1 && ($2 != s || $4 !~ /^[01]$/ || $3 < 0 || $3 > 1 || $6 != 0.125 || $8 != 0 || $9 !~ /^[01]?$/) {exit 1}' "$f" \
     || bad "$f: bad row"
 done
 if [ $n_csv -eq 3 ]; then ok; else bad "$n_csv per-setting CSVs, expected 3"; fi
