@@ -3,15 +3,16 @@
  * Every decision that reads x (the canonical sign, the split, the seed) compares values relative
  * to M = max_i |x_i| with three thresholds:
  *
- *   d <= NCUT_TIE_CLEAR * M   (1e-7)  a clear tie: the values are equal
+ *   d <= NCUT_TIE_CLEAR * M   (5e-7)  a clear tie: the values are equal
  *   d <= NCUT_TIE       * M   (1e-6)  tied (the decision rule below), but too close to call
- *   d <= NCUT_TIE_KNIFE * M   (1e-5)  distinct, but too close to call
+ *   d <= NCUT_TIE_KNIFE * M   (2e-6)  distinct, but too close to call
  *   otherwise                         distinct
  *
- * A decision is a *knife edge* when some distance it reads lies in (1e-7 M, 1e-5 M]: a solver
- * error below 4.5e-7 M per entry (docs/ties.md derives and measures it) cannot move a distance
- * from outside that band across the 1e-6 M line, so a decision that is not a knife edge comes out the
- * same on every path.  The margin of a decision is its smallest distance above 1e-7 M, over M.
+ * A decision is a *knife edge* when some distance it reads lies in (5e-7 M, 2e-6 M]: a solver
+ * error below 2.5e-7 M per entry (docs/ties.md derives and measures it: 1.3e-8 M at worst between
+ * the Krylov and the dense solver) cannot move a distance from outside that band across the 1e-6 M
+ * line, so a decision that is not a knife edge comes out the same on every path.  The margin of a
+ * decision is its smallest distance above 5e-7 M, over M.
  *
  *   sign      the entry of largest |x| is positive: candidates |x_i| >= M - 1e-6 M, the lowest
  *             row-major index wins;
@@ -23,7 +24,7 @@
  * Structural ties: two patches whose rows of W are identical (binary edges: their cosines fall on
  * the same side of tau for every patch, themselves included; zeroed patches of later rounds) have
  * equal entries of x in exact arithmetic ((1 - lambda) d_i x_i = (W x)_i).  A candidate of an
- * argmax within 1e-5 M of the best joins the group of an earlier candidate whose row of W is the same
+ * argmax within 2e-6 M of the best joins the group of an earlier candidate whose row of W is the same
  * (ncut_rows_same, O(n) per comparison, at most 64 candidates); a group counts as one candidate at
  * its lowest index, with the value of its best member: its members are tied whatever x says.
  *
@@ -41,9 +42,9 @@
 #define KC_NCUT_TIES_H
 #include <stdint.h>
 
-#define NCUT_TIE_CLEAR 1e-7 /* relative to max|x|: below, a clear tie */
+#define NCUT_TIE_CLEAR 5e-7 /* relative to max|x|: below, a clear tie */
 #define NCUT_TIE 1e-6       /* the tie tolerance */
-#define NCUT_TIE_KNIFE 1e-5 /* above, clearly distinct */
+#define NCUT_TIE_KNIFE 2e-6 /* above, clearly distinct */
 #define NCUT_GAP_KNIFE 1e-5 /* an eigengap in [0.9e-6, 1e-5): knife edge */
 #define NCUT_GAP_KNIFE_LO 0.9e-6
 

@@ -488,7 +488,7 @@ static int ref_argmax(const ncut_graph *g, const double *x, int mode, const uint
         if (cand && !cand[i]) continue;
         d[i] = (vmax - (mode == 0 ? fabs(x[i]) : mode == 1 ? x[i] : -x[i])) / M;
     }
-    /* candidates within 1e-5 M join the first earlier candidate (within 1e-5 M, the first 64) with
+    /* candidates within the knife band (2e-6 M) join the first earlier such candidate (of the first 64) with
      * the same row of W */
     int seen = 0, first[64], n_first = 0;
     for (int i = 0; i < n; i++) {
