@@ -4,10 +4,16 @@ NumPy/SciPy, independent of the C code.  Writes tests/data/ncut/:
 
   inputs.bin     cases, each: int32 grid_h, grid_w, dim, then float32 (grid_h*grid_w, dim)
   expected.tsv   one line per (case, setting): case, setting id, degenerate, knife (1 when some
-                 round is a knife edge: eigengap in [1e-6, 1e-4), an eigenvector entry within
-                 1e-6 of the split value, or a cosine within 1e-6 of tau, whose edge depends on
-                 the float32 rounding of the BLAS build), lambda2 and eigengap per round (comma lists, nan when
-                 not run), labels (grid_h*grid_w digits, row-major)
+                 round is a knife edge by the rules of docs/ties.md -- an eigengap in [0.9e-6, 1e-5),
+                 a decision distance in (5e-7, 2e-6] of max|x| -- or has a cosine within 1e-6 of
+                 tau, whose edge depends on the float32 rounding of the BLAS build), lambda2 and
+                 eigengap per round (comma lists, nan when not run), labels (grid_h*grid_w digits,
+                 row-major)
+
+Ties (docs/ties.md, written here from that text): every decision that reads x compares distances
+relative to M = max|x|: within 1e-6 M tied (the lowest row-major index wins; on the split an entry
+within 1e-6 M of the split value is not in P), a distance in (5e-7 M, 2e-6 M] too close to call;
+patches with identical rows of W are one candidate at their lowest index.
 
 Cases: planted clusters (exact masks known), random / noisy features (raw and with a large common
 offset, a near-complete graph), and "keys-like" features of two real VOC photos from
@@ -23,6 +29,8 @@ import scipy.linalg
 import scipy.ndimage
 
 EPS = 1e-5
+TIE, TIE_CLEAR, TIE_KNIFE = 1e-6, 5e-7, 2e-6  # relative to max|x| (docs/ties.md)
+GAP_KNIFE_LO, GAP_KNIFE = 0.9e-6, 1e-5
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "data", "ncut")
 
@@ -39,7 +47,9 @@ def settings_all():
 
 
 def solve(feats, tau, weighted):
-    """Second-smallest generalized eigenpair of (D - W) x = lambda D x."""
+    """Second-smallest generalized eigenpair of (D - W) x = lambda D x, through the symmetric form
+    I - D^-1/2 W D^-1/2 (LAPACK dsyevr, two eigenpairs); x's sign made canonical with ties.
+    Returns lambda2, eigengap, x, tau_edge, the sign decision's margin, W's row groups."""
     f = feats.astype(np.float32)
     norm = np.linalg.norm(f, axis=1, keepdims=True)
     f = np.where(norm > 0, f / np.where(norm > 0, norm, 1), 0).astype(np.float32)
@@ -50,43 +60,85 @@ def solve(feats, tau, weighted):
     else:
         W = np.where(S > t, 1.0, EPS)
     d = W.sum(axis=1)
-    D = np.diag(d)
-    w, v = scipy.linalg.eigh(D - W, D, subset_by_index=[1, 2])
-    x = v[:, 0].copy()
-    i = int(np.argmax(np.abs(x)))  # first index of the largest magnitude
-    if x[i] < 0:
-        x = -x
+    isd = 1.0 / np.sqrt(d)
+    L = np.eye(len(d)) - W * isd[:, None] * isd[None, :]
+    w, v = scipy.linalg.eigh(L, subset_by_index=[1, 2], driver="evr")
+    x = v[:, 0] * isd
+    # identical rows of W: one group (structural ties), named by its first row
+    first = {}
+    groups = np.array([first.setdefault(W[i].tobytes(), i) for i in range(len(d))])
+    margin = [np.inf]
+    if w[1] - w[0] >= 1e-6:
+        i = argmax_tied(np.abs(x), None, np.abs(x).max(), groups, margin)
+        if x[i] < 0:
+            x = -x
     # a cosine within 1e-6 of tau: its edge depends on the float32 rounding of S (BLAS build)
     tau_edge = bool((np.abs(S - t) < 1e-6).any())
-    return w[0], w[1] - w[0], x, tau_edge
+    return w[0], w[1] - w[0], x, tau_edge, margin[0], groups
 
 
-def seed_mask(x, gh, gw, split, fg):
+def note(d, margin):
+    if d > TIE_CLEAR and d < margin[0]:
+        margin[0] = d
+
+
+def argmax_tied(v, cand, M, groups, margin):
+    """Argmax of v over cand (None: all) with ties: candidates within 2e-6 M of the best (the first
+    64) in groups of identical rows of W, a group's distance its smallest; the lowest index of a
+    group within 1e-6 M wins.  margin: [value], min-updated."""
+    idx = np.arange(len(v)) if cand is None else np.flatnonzero(cand)
+    if len(idx) == 0:
+        return -1
+    vmax = v[idx].max()
+    dist = (vmax - v[idx]) / M
+    near = idx[dist <= TIE_KNIFE]
+    far = dist[dist > TIE_KNIFE]
+    if len(far):
+        note(far.min(), margin)
+    for i in near[64:]:
+        note((vmax - v[i]) / M, margin)
+    near = near[:64]
+    gd = {}
+    for i in near:
+        g = groups[i]
+        gd[g] = min(gd.get(g, np.inf), (vmax - v[i]) / M)
+    for g in gd:
+        note(gd[g], margin)
+    for i in near:
+        if gd[groups[i]] <= TIE:
+            return int(i)
+    return -1
+
+
+def seed_mask(x, gh, gw, split, fg, groups, margin):
+    """The rule's mask with ties; margin: [value], min-updated with the split's and seed's."""
+    M = np.abs(x).max()
     split_value = x.mean() if split == "mean" else 0.0
-    P = x > split_value
-    knife = bool(np.min(np.abs(x - split_value)) < 1e-6)
+    ds = np.abs(x - split_value) / M
+    ds = ds[ds > TIE_CLEAR]
+    if len(ds):
+        note(ds.min(), margin)
+    P = (x - split_value) > TIE * M
     if fg == "seed":
-        F, s = P, int(np.argmax(np.abs(x)))
+        F, s = P, argmax_tied(np.abs(x), None, M, groups, margin)
     elif fg == "corners":
         corners = P.reshape(gh, gw)[[0, 0, -1, -1], [0, -1, 0, -1]].sum()
         if corners >= 3:
-            F, s = ~P, int(np.argmax(-x))
+            F, s = ~P, argmax_tied(-x, None, M, groups, margin)
         else:
-            F, s = P, int(np.argmax(x))
+            F, s = P, argmax_tied(x, None, M, groups, margin)
     else:
         F = P if P.sum() <= (~P).sum() else ~P
-        if not F.any():
-            return np.zeros(gh * gw, bool), knife
-        ax = np.where(F, np.abs(x), -1.0)
-        s = int(np.argmax(ax))
-    if not F[s]:
-        return np.zeros(gh * gw, bool), knife
+        s = argmax_tied(np.abs(x), F, M, groups, margin)
+    if s < 0 or not F[s]:
+        return np.zeros(gh * gw, bool)
     lab, _ = scipy.ndimage.label(F.reshape(gh, gw))  # default structure: 4-connected
-    return (lab.reshape(-1) == lab.reshape(-1)[s]), knife
+    return lab.reshape(-1) == lab.reshape(-1)[s]
 
 
 def decode(feats, gh, gw, setting, memo, why=None):
-    """why: an optional set; the knife-edge reasons met ("gap", "split", "tau") are added to it."""
+    """why: an optional set; the knife-edge reasons met ("gap", "x", "tau") are added to it.  The
+    knife flag is the reference's: a decision too close to call (docs/ties.md) or a tau edge."""
     tau_s, edges, split, fg, n_s = setting.split("-")
     tau, weighted, N = float(tau_s[1:]), edges == "wtd", int(n_s[1:])
     n = gh * gw
@@ -104,20 +156,23 @@ def decode(feats, gh, gw, setting, memo, why=None):
             f = feats.copy()
             f[zero] = 0
             memo[key] = solve(f, tau, weighted)
-        l2, g, x, tau_edge = memo[key]
+        l2, g, x, tau_edge, sign_margin, groups = memo[key]
         lam[r], gap[r] = l2, g
-        if 1e-6 <= g < 1e-4 or tau_edge:
+        gap_knife = GAP_KNIFE_LO <= g < GAP_KNIFE
+        if gap_knife or tau_edge:
             knife = True
             if why is not None:
-                why.update((["gap"] if 1e-6 <= g < 1e-4 else []) + (["tau"] if tau_edge else []))
+                why.update((["gap"] if gap_knife else []) + (["tau"] if tau_edge else []))
         if g < 1e-6:
             degenerate = True
             kept.append(np.zeros(n, bool))
             break
-        C, kn = seed_mask(x, gh, gw, split, fg)
-        knife |= kn
-        if kn and why is not None:
-            why.add("split")
+        margin = [sign_margin]
+        C = seed_mask(x, gh, gw, split, fg, groups, margin)
+        if margin[0] <= TIE_KNIFE:
+            knife = True
+            if why is not None:
+                why.add("x")
         if r > 0:
             prev = kept[-1]
             inter, union = (C & prev).sum(), (C | prev).sum()
