@@ -355,8 +355,7 @@ int ncut_decode_naive(const ncut_setting *s, const float *feats, int grid_h, int
         /* ties (ties.h): S already holds the zeroed rows */
         ncut_rows rows = {S, NULL, n, s->tau, s->weighted};
         ncut_sign_tied(x, n, &rows, &margin);
-        int seed = ncut_foreground_tied(x, grid_h, grid_w, s->split, s->rule, &rows, side, &margin);
-        int area = ncut_component(side, grid_h, grid_w, seed, mask, queue);
+        int area = ncut_seed_mask_tied(x, grid_h, grid_w, s->split, s->rule, &rows, side, queue, mask, &margin, NULL);
         /* 3. the drop rule */
         if (r > 0) {
             int inter = 0, uni = 0;

@@ -108,8 +108,7 @@ int ncut_rounds_run(const float *S, int grid_h, int grid_w, double tau, int weig
             }
             ncut_rows rows = {S, sv->zero, n, tau, weighted};
             double margin = sv->margin;
-            int seed = ncut_foreground_tied(sv->x, grid_h, grid_w, ch->split, ch->rule, &rows, side, &margin);
-            int area = ncut_component(side, grid_h, grid_w, seed, mask, queue);
+            int area = ncut_seed_mask_tied(sv->x, grid_h, grid_w, ch->split, ch->rule, &rows, side, queue, mask, &margin, NULL);
             ch->margin[r] = margin;
             ch->knife[r] |= margin <= NCUT_TIE_KNIFE;
             if (r > 0) {

@@ -8,7 +8,11 @@
  *   d <= NCUT_TIE_KNIFE * M   (2e-6)  distinct, but too close to call
  *   otherwise                         distinct
  *
- * A decision is a *knife edge* when some distance it reads lies in (5e-7 M, 2e-6 M]: a solver
+ * A decision is a *knife edge* when a distance that could change its outcome lies in (5e-7 M, 2e-6 M]:
+ * for the sign, a candidate of the other sign; for the seed, a candidate outside the winner's
+ * component; for the split, an entry that is the seed, in the mask or next to it, a corner (corners
+ * rule), or any entry when the band could swap the minority side (minority rule: also an entry that
+ * could become the seed).  A solver
  * error below 2.5e-7 M per entry (docs/ties.md derives and measures it: 1.3e-8 M at worst between
  * the Krylov and the dense solver) cannot move a distance from outside that band across the 1e-6 M
  * line, so a decision that is not a knife edge comes out the same on every path.  The margin of a
@@ -25,8 +29,8 @@
  * the same side of tau for every patch, themselves included; zeroed patches of later rounds) have
  * equal entries of x in exact arithmetic ((1 - lambda) d_i x_i = (W x)_i).  A candidate of an
  * argmax within 2e-6 M of the best joins the group of an earlier candidate whose row of W is the same
- * (ncut_rows_same, O(n) per comparison, at most 64 candidates); a group counts as one candidate at
- * its lowest index, with the value of its best member: its members are tied whatever x says.
+ * (ncut_rows_same, O(n) per comparison, against the first member of at most 64 groups); a group's
+ * distance is its best member's: its members are tied whatever x says.
  *
  * The eigenpair itself is too close to call when the eigengap is below NCUT_GAP_KNIFE (1e-5; the
  * eigenvector's error grows as residual / gap) but not far below the degenerate threshold 1e-6
@@ -35,7 +39,7 @@
  *     ncut_rows r = {S, zero, n, tau, weighted};          // W's rows, for structural ties
  *     double margin = INFINITY;
  *     ncut_sign_tied(x, n, &r, &margin);
- *     int seed = ncut_foreground_tied(x, grid_h, grid_w, split, rule, &r, side, &margin);
+ *     int area = ncut_seed_mask_tied(x, grid_h, grid_w, split, rule, &r, side, queue, mask, &margin, NULL);
  *     int knife = margin <= NCUT_TIE_KNIFE;
  */
 #ifndef KC_NCUT_TIES_H
@@ -61,10 +65,11 @@ typedef struct ncut_rows {
 int ncut_rows_same(const ncut_rows *rows, int i, int j);
 /* Canonical sign with ties (above).  margin: min-updated. */
 void ncut_sign_tied(double *x, int n, const ncut_rows *rows, double *margin);
-/* ncut_foreground (rules.h) with ties: side (n) gets F, returns the seed (-1 when F is empty);
- * margin: min-updated with the split's and the seed's margins. */
-int ncut_foreground_tied(const double *x, int grid_h, int grid_w, int split, int rule, const ncut_rows *rows,
-                         uint8_t *side, double *margin);
+/* ncut_seed_mask (rules.h) with ties: side (n) gets F, mask (n) the seed's component (queue: (n)
+ * scratch); returns its area.  margin: min-updated with the split's and the seed's margins; seed
+ * (may be NULL): the seed, -1 when F is empty. */
+int ncut_seed_mask_tied(const double *x, int grid_h, int grid_w, int split, int rule, const ncut_rows *rows,
+                        uint8_t *side, int *queue, uint8_t *mask, double *margin, int *seed);
 /* 1 when an eigengap is too close to call (above). */
 int ncut_gap_knife(double eigengap);
 #endif

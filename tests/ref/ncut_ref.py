@@ -12,8 +12,8 @@ NumPy/SciPy, independent of the C code.  Writes tests/data/ncut/:
 
 Ties (docs/ties.md, written here from that text): every decision that reads x compares distances
 relative to M = max|x|: within 1e-6 M tied (the lowest row-major index wins; on the split an entry
-within 1e-6 M of the split value is not in P), a distance in (5e-7 M, 2e-6 M] too close to call;
-patches with identical rows of W are one candidate at their lowest index.
+within 1e-6 M of the split value is not in P), a distance in (5e-7 M, 2e-6 M] too close to call
+when it can change the mask; patches with identical rows of W are tied whatever x says.
 
 Cases: planted clusters (exact masks known), random / noisy features (raw and with a large common
 offset, a near-complete graph), and "keys-like" features of two real VOC photos from
@@ -69,7 +69,8 @@ def solve(feats, tau, weighted):
     groups = np.array([first.setdefault(W[i].tobytes(), i) for i in range(len(d))])
     margin = [np.inf]
     if w[1] - w[0] >= 1e-6:
-        i = argmax_tied(np.abs(x), None, np.abs(x).max(), groups, margin)
+        i, eff = argmax_tied(np.abs(x), None, np.abs(x).max(), groups)
+        note_others(x, eff, None, i, margin)
         if x[i] < 0:
             x = -x
     # a cosine within 1e-6 of tau: its edge depends on the float32 rounding of S (BLAS build)
@@ -82,58 +83,101 @@ def note(d, margin):
         margin[0] = d
 
 
-def argmax_tied(v, cand, M, groups, margin):
-    """Argmax of v over cand (None: all) with ties: candidates within 2e-6 M of the best (the first
-    64) in groups of identical rows of W, a group's distance its smallest; the lowest index of a
-    group within 1e-6 M wins.  margin: [value], min-updated."""
-    idx = np.arange(len(v)) if cand is None else np.flatnonzero(cand)
-    if len(idx) == 0:
-        return -1
-    vmax = v[idx].max()
-    dist = (vmax - v[idx]) / M
-    near = idx[dist <= TIE_KNIFE]
-    far = dist[dist > TIE_KNIFE]
-    if len(far):
-        note(far.min(), margin)
-    for i in near[64:]:
-        note((vmax - v[i]) / M, margin)
-    near = near[:64]
-    gd = {}
+def argmax_tied(v, cand, M, groups):
+    """Argmax of v over cand (None: all) with ties.  Candidates within 2e-6 M of the best are grouped
+    by identical rows of W (a candidate joins the first earlier band candidate of its group, among
+    the first 64 groups), a group's distance its smallest; the lowest index within 1e-6 M wins.
+    Returns the winner (-1: none) and the distances eff (inf outside cand)."""
+    n = len(v)
+    c = np.ones(n, bool) if cand is None else np.asarray(cand, bool)
+    eff = np.full(n, np.inf)
+    if not c.any():
+        return -1, eff
+    vmax = v[c].max()
+    eff[c] = (vmax - v[c]) / M
+    near = np.flatnonzero(eff <= TIE_KNIFE)
+    firsts, rep = [], {}
     for i in near:
         g = groups[i]
-        gd[g] = min(gd.get(g, np.inf), (vmax - v[i]) / M)
-    for g in gd:
-        note(gd[g], margin)
+        if g in rep:
+            continue
+        if len(firsts) < 64:
+            firsts.append(i)
+            rep[g] = i
+    gd = {}
     for i in near:
-        if gd[groups[i]] <= TIE:
-            return int(i)
-    return -1
+        r = rep.get(groups[i], i)
+        gd[r] = min(gd.get(r, np.inf), eff[i])
+    for i in near:
+        eff[i] = gd[rep.get(groups[i], i)]
+    for i in near:
+        if eff[i] <= TIE:
+            return int(i), eff
+    return -1, eff
+
+
+def note_others(x, eff, same, win, margin):
+    """Possible winners on another path: the first clear tie and band candidates of a lower index;
+    one whose outcome (same[i]; None: the sign of x_i) differs from win's: the pair's band distance.
+    Farther candidates of another outcome lower the margin reported."""
+    if win < 0:
+        return
+    other = (~same) if same is not None else ((x < 0) != (x[win] < 0))
+    clear = np.flatnonzero(eff <= TIE_CLEAR)
+    first_clear = clear[0] if len(clear) else len(x)
+    for i in np.flatnonzero(other & (eff <= TIE_KNIFE)):
+        possible = i == first_clear if eff[i] <= TIE_CLEAR else i < first_clear
+        if possible:
+            note(max(eff[i], eff[win]), margin)
+    far = eff[other & (eff > TIE_KNIFE) & np.isfinite(eff)]
+    if len(far):
+        note(far.min(), margin)
 
 
 def seed_mask(x, gh, gw, split, fg, groups, margin):
     """The rule's mask with ties; margin: [value], min-updated with the split's and seed's."""
+    n = gh * gw
     M = np.abs(x).max()
     split_value = x.mean() if split == "mean" else 0.0
-    ds = np.abs(x - split_value) / M
-    ds = ds[ds > TIE_CLEAR]
-    if len(ds):
-        note(ds.min(), margin)
     P = (x - split_value) > TIE * M
+    cand = None
     if fg == "seed":
-        F, s = P, argmax_tied(np.abs(x), None, M, groups, margin)
+        F, v = P, np.abs(x)
     elif fg == "corners":
         corners = P.reshape(gh, gw)[[0, 0, -1, -1], [0, -1, 0, -1]].sum()
-        if corners >= 3:
-            F, s = ~P, argmax_tied(-x, None, M, groups, margin)
-        else:
-            F, s = P, argmax_tied(x, None, M, groups, margin)
+        F, v = (~P, -x) if corners >= 3 else (P, x)
     else:
-        F = P if P.sum() <= (~P).sum() else ~P
-        s = argmax_tied(np.abs(x), F, M, groups, margin)
-    if s < 0 or not F[s]:
-        return np.zeros(gh * gw, bool)
-    lab, _ = scipy.ndimage.label(F.reshape(gh, gw))  # default structure: 4-connected
-    return lab.reshape(-1) == lab.reshape(-1)[s]
+        F, v = (P if P.sum() <= (~P).sum() else ~P), np.abs(x)
+        cand = F
+    s, eff = argmax_tied(v, cand, M, groups)
+    C = np.zeros(n, bool)
+    if s >= 0 and F[s]:
+        lab, _ = scipy.ndimage.label(F.reshape(gh, gw))  # default structure: 4-connected
+        C = lab.reshape(-1) == lab.reshape(-1)[s]
+    note_others(x, eff, C, s, margin)
+    # split entries in the band that can change the mask
+    ds = np.abs(x - split_value) / M
+    band = int(((ds > TIE_CLEAR) & (ds <= TIE_KNIFE)).sum())
+    C2 = C.reshape(gh, gw)
+    nb = C2.copy()
+    nb[1:, :] |= C2[:-1, :]
+    nb[:-1, :] |= C2[1:, :]
+    nb[:, 1:] |= C2[:, :-1]
+    nb[:, :-1] |= C2[:, 1:]
+    matters = nb.reshape(-1).copy()
+    if s >= 0:
+        matters[s] = True
+    if fg == "corners":
+        matters[[0, gw - 1, (gh - 1) * gw, n - 1]] = True
+    if fg == "minority":
+        if abs(n - 2 * int(P.sum())) <= 2 * band:
+            matters[:] = True
+        if s >= 0:
+            matters |= np.abs(x) >= abs(x[s]) - TIE_KNIFE * M
+    dm = ds[matters & (ds > TIE_CLEAR)]
+    if len(dm):
+        note(dm.min(), margin)
+    return C
 
 
 def decode(feats, gh, gw, setting, memo, why=None):
