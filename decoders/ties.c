@@ -9,7 +9,7 @@
 #include "decoders/rules.h"
 #include "pipeline/kc.h"
 
-enum { MAX_GROUPS = 64 }; /* distinct row groups compared, at most, per decision */
+enum { MAX_GROUPS = 64 }; /* rows compared, at most, per candidate */
 
 static inline double w_of(const ncut_rows *r, int i, int k)
 {
@@ -53,7 +53,8 @@ typedef struct near_set {
 
 /* The argmax with ties of v over the candidates (cand NULL: all; else cand[i] != 0), distances
  * relative to M.  mode 0: v = |x|, 1: v = x, 2: v = -x.  Returns -1 when there is no candidate.
- * ns->idx, ns->d: (n) buffers. */
+ * ns->idx, ns->d: (n) buffers.  A band candidate (d > 5e-7) takes the distance of the first earlier
+ * candidate within 5e-7 M of its value whose row of W is identical (at most 64 rows compared). */
 static int argmax_tied(const double *x, int n, int mode, const uint8_t *cand, double M, const ncut_rows *rows,
                        near_set *ns)
 {
@@ -63,24 +64,25 @@ static int argmax_tied(const double *x, int n, int mode, const uint8_t *cand, do
         if ((!cand || cand[i]) && (best < 0 || V(i) > V(best))) best = i;
     if (best < 0 || !(M > 0)) return best;
     ns->vmax = V(best);
-    int rep[MAX_GROUPS], n_rep = 0; /* positions in the list of the groups' first members */
-    int *grp = kc_malloc((size_t)n * sizeof *grp);
     for (int i = 0; i < n; i++) {
         if (cand && !cand[i]) continue;
         double d = (ns->vmax - V(i)) / M;
         if (d > NCUT_TIE_KNIFE) continue;
-        int k = ns->k, g = k;
-        for (int q = 0; q < n_rep && g == k; q++)
-            if (ncut_rows_same(rows, ns->idx[rep[q]], i)) g = rep[q];
-        if (g == k && n_rep < MAX_GROUPS) rep[n_rep++] = k;
+        int k = ns->k;
         ns->idx[k] = i;
         ns->d[k] = d;
-        grp[k] = g;
-        if (d < ns->d[g]) ns->d[g] = d;
+        if (d > NCUT_TIE_CLEAR)
+            for (int q = 0, tried = 0; q < k && tried < MAX_GROUPS; q++) {
+                int j = ns->idx[q];
+                if (fabs(V(j) - V(i)) > NCUT_TIE_CLEAR * M) continue;
+                tried++;
+                if (ncut_rows_same(rows, j, i)) {
+                    if (ns->d[q] < d) ns->d[k] = ns->d[q];
+                    break;
+                }
+            }
         ns->k++;
     }
-    for (int q = 0; q < ns->k; q++) ns->d[q] = ns->d[grp[q]];
-    free(grp);
     for (int q = 0; q < ns->k; q++)
         if (ns->d[q] <= NCUT_TIE) return ns->idx[q];
     return -1;

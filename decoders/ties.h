@@ -28,9 +28,9 @@
  * Structural ties: two patches whose rows of W are identical (binary edges: their cosines fall on
  * the same side of tau for every patch, themselves included; zeroed patches of later rounds) have
  * equal entries of x in exact arithmetic ((1 - lambda) d_i x_i = (W x)_i).  A candidate of an
- * argmax within 2e-6 M of the best joins the group of an earlier candidate whose row of W is the same
- * (ncut_rows_same, O(n) per comparison, against the first member of at most 64 groups); a group's
- * distance is its best member's: its members are tied whatever x says.
+ * argmax in the band (5e-7 M, 2e-6 M] from the best takes the distance of the first earlier
+ * candidate within 5e-7 M of its own value whose row of W is identical (ncut_rows_same, O(n) per
+ * comparison, at most 64 comparisons): the two are tied whatever x says.
  *
  * The eigenpair itself is too close to call when the eigengap is below NCUT_GAP_KNIFE (1e-5; the
  * eigenvector's error grows as residual / gap) but not far below the degenerate threshold 1e-6

@@ -486,26 +486,24 @@ static int ref_argmax(const ncut_graph *g, const double *x, int mode, const uint
         if (!cand || cand[i]) vmax = fmax(vmax, ref_v(x, i, mode));
     for (int i = 0; i < n; i++) eff[i] = !cand || cand[i] ? (vmax - ref_v(x, i, mode)) / M : INFINITY;
     if (vmax == -INFINITY) return -1;
-    /* band candidates join the group of the first earlier band candidate with the same row of W
-     * (compared against the first members of at most 64 groups) */
-    int *group = kc_malloc((size_t)n * sizeof *group), firsts[64], n_firsts = 0, win = -1;
+    /* a band candidate takes the distance of the first earlier candidate within 5e-7 M of its value
+     * whose row of W is identical (at most 64 rows compared) */
+    int win = -1;
     for (int i = 0; i < n; i++) {
-        group[i] = i;
-        if (eff[i] > NCUT_TIE_KNIFE) continue;
-        for (int q = 0; q < n_firsts && group[i] == i; q++) {
-            int j = firsts[q], same = 1;
+        if (eff[i] <= NCUT_TIE_CLEAR || eff[i] > NCUT_TIE_KNIFE) continue;
+        for (int j = 0, tried = 0; j < i && tried < 64; j++) {
+            if (eff[j] > NCUT_TIE_KNIFE || fabs(ref_v(x, j, mode) - ref_v(x, i, mode)) > NCUT_TIE_CLEAR * M) continue;
+            tried++;
+            int same = 1;
             for (int k = 0; k < n && same; k++) same = ncut_graph_weight(g, i, k) == ncut_graph_weight(g, j, k);
-            if (same) group[i] = j;
+            if (same) {
+                eff[i] = fmin(eff[i], eff[j]);
+                break;
+            }
         }
-        if (group[i] == i && n_firsts < 64) firsts[n_firsts++] = i;
     }
-    for (int i = 0; i < n; i++)
-        if (group[i] != i) eff[group[i]] = fmin(eff[group[i]], eff[i]);
-    for (int i = 0; i < n; i++)
-        if (group[i] != i) eff[i] = eff[group[i]];
     for (int i = 0; i < n && win < 0; i++)
         if (eff[i] <= NCUT_TIE) win = i;
-    free(group);
     return win;
 }
 

@@ -56,7 +56,7 @@ echo "models: $((SECONDS - t0)) s (VOC: ViT-S/16 depth 12 seed 11; DAVIS: depth 
 # (DAVIS first frames are all 00000.jpg: linked as <sequence>.jpg for unique ids)
 mkdir -p "$T/photos"
 for f in "${first_frames[@]}"; do q=${f%/00000.jpg}; ln -sf "$f" "$T/photos/${q##*/}.jpg"; done
-printf '%s\n' "${voc_imgs[@]}" "$T"/photos/*.jpg >"$T/voc.txt"
+printf '%s\n' "${voc_imgs[@]}" "$(cd "$T" && pwd)"/photos/*.jpg >"$T/voc.txt"   # absolute: a list's relative paths are the list's
 if "$BUILD/kc-extract" --weights "$T/vits16.pth" --dataset "list:$T/voc.txt" --out "$T/keys.h5" 2>"$T/err" &&
    "$BUILD/kc-center" "$T/keys.h5" "$T/centered.h5" 2>>"$T/err" &&
    "$BUILD/kc-decode" --features "$T/keys.h5" --grid configs/sweep.ini --out "$T/masks_raw.h5" 2>>"$T/err" &&

@@ -13,7 +13,8 @@ NumPy/SciPy, independent of the C code.  Writes tests/data/ncut/:
 Ties (docs/ties.md, written here from that text): every decision that reads x compares distances
 relative to M = max|x|: within 1e-6 M tied (the lowest row-major index wins; on the split an entry
 within 1e-6 M of the split value is not in P), a distance in (5e-7 M, 2e-6 M] too close to call
-when it can change the mask; patches with identical rows of W are tied whatever x says.
+when it can change the mask; a band candidate with the same row of W as an earlier candidate of
+(nearly) the same value takes that candidate's distance: they are tied whatever x says.
 
 Cases: planted clusters (exact masks known), random / noisy features (raw and with a large common
 offset, a near-complete graph), and "keys-like" features of two real VOC photos from
@@ -84,10 +85,10 @@ def note(d, margin):
 
 
 def argmax_tied(v, cand, M, groups):
-    """Argmax of v over cand (None: all) with ties.  Candidates within 2e-6 M of the best are grouped
-    by identical rows of W (a candidate joins the first earlier band candidate of its group, among
-    the first 64 groups), a group's distance its smallest; the lowest index within 1e-6 M wins.
-    Returns the winner (-1: none) and the distances eff (inf outside cand)."""
+    """Argmax of v over cand (None: all) with ties.  A candidate in the band (5e-7 M, 2e-6 M] from the
+    best takes the distance of the first earlier candidate within 5e-7 M of its value that has the
+    same row of W (at most 64 rows compared); the lowest index within 1e-6 M wins.  Returns the
+    winner (-1: none) and the distances eff (inf outside cand)."""
     n = len(v)
     c = np.ones(n, bool) if cand is None else np.asarray(cand, bool)
     eff = np.full(n, np.inf)
@@ -96,20 +97,19 @@ def argmax_tied(v, cand, M, groups):
     vmax = v[c].max()
     eff[c] = (vmax - v[c]) / M
     near = np.flatnonzero(eff <= TIE_KNIFE)
-    firsts, rep = [], {}
-    for i in near:
-        g = groups[i]
-        if g in rep:
+    for k, i in enumerate(near):
+        if eff[i] <= TIE_CLEAR:
             continue
-        if len(firsts) < 64:
-            firsts.append(i)
-            rep[g] = i
-    gd = {}
-    for i in near:
-        r = rep.get(groups[i], i)
-        gd[r] = min(gd.get(r, np.inf), eff[i])
-    for i in near:
-        eff[i] = gd[rep.get(groups[i], i)]
+        tried = 0
+        for j in near[:k]:
+            if abs(v[j] - v[i]) > TIE_CLEAR * M:
+                continue
+            tried += 1
+            if tried > 64:
+                break
+            if groups[j] == groups[i]:
+                eff[i] = min(eff[i], eff[j])
+                break
     for i in near:
         if eff[i] <= TIE:
             return int(i), eff
