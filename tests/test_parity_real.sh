@@ -4,9 +4,10 @@
 # REAL images of $KC_SHARED_DATA run through a seeded ViT (issues 3 and 5, "How we will know").
 #
 # Decoders: the seeded ViT-S/16 of tests/test_vit_full.sh (vit_ref.make_params seed 11: dim 384,
-# depth 12, heads 6, class token, final norm) -> kc-extract keys of every real photo of the shared
-# data (the 4 VOC photos of voc_official + voc_labelme, the 20 DAVIS test-dev first frames and the
-# first frame of each DAVIS val sequence: 27 photos, square480, 30x30) -> kc-center -> kc-decode of
+# depth 12, heads 6, class token, final norm) -> kc-extract keys of the real photos of the shared
+# data (the 4 VOC photos of voc_official + voc_labelme and the first frame of each DAVIS val
+# sequence; KC_FULL=1 adds the 20 DAVIS test-dev first frames: every real photo, 27; square480,
+# 30x30) -> kc-center -> kc-decode of
 # all 144 settings, raw and centred; every mask is compared with ncut_ref.decode on the same cache
 # (the tie rules of docs/ties.md): identical except knife edges (kc-decode's knife_edge flag, the
 # reference's own flag by the same rules, a cosine within 1e-6 of tau; counted and printed),
@@ -23,7 +24,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PY=/usr/bin/python3
 S=$KC_SHARED_DATA
 voc_imgs=("$S"/voc_official/JPEGImages/*.jpg "$S"/voc_labelme/JPEGImages/*.jpg)
-first_frames=("$S"/davis_testdev_firstframe/JPEGImages/480p/*/00000.jpg "$S"/davis/JPEGImages/480p/*/00000.jpg)
+first_frames=("$S"/davis/JPEGImages/480p/*/00000.jpg)
+[ "${KC_FULL:-0}" = 1 ] && first_frames+=("$S"/davis_testdev_firstframe/JPEGImages/480p/*/00000.jpg)
 if ! $PY -c 'import numpy, scipy.linalg, scipy.ndimage, h5py, PIL, torch' 2>/dev/null; then
   skip "real-image parity: /usr/bin/python3 cannot import numpy, scipy, h5py, PIL and torch (torch writes the seeded ViT)"
   done_tests; exit
