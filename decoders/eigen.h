@@ -27,7 +27,9 @@
  *                    ncut_graph_apply, which uses per-row edge / gap lists (graph.h): the
  *                    near-complete graphs of uncentred or random keys, which need the most products
  *                    (lambda2 near 1, small eigengap), have the cheapest ones.
- * ncut_eigen         the Krylov solver, falling back to the dense one (small n, no convergence).
+ * ncut_eigen         the Krylov solver, falling back to the dense one (small n, no convergence);
+ *                    the environment variable KC_NCUT_SOLVER=dense forces the dense one (tests
+ *                    compare the two paths: tests/test_determinism.sh).
  *
  * The result x is normalised by x^T D x = 1 (as scipy.linalg.eigh(D - W, D) returns it) and its
  * sign is canonical: the entry of largest magnitude is positive (ties: lowest index).

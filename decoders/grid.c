@@ -9,6 +9,7 @@
 #include <omp.h>
 #endif
 
+#include "decoders/ties.h"
 #include "pipeline/ini.h"
 #include "pipeline/kc.h"
 
@@ -284,6 +285,7 @@ int ncut_grid_run(const ncut_grid *g, const float *feats, int grid_h, int grid_w
             r->n_masks = g->set[s].n_masks;
             ncut_chain_labels(&gr[gi[s]].chain[ci[s]], n, r->n_masks, r->labels, r->lambda2, r->eigengap,
                               &r->degenerate);
+            ncut_chain_knife(&gr[gi[s]].chain[ci[s]], r->n_masks, &r->knife, &r->knife_margin);
         }
     for (int k = 0; k < n_groups; k++) {
         if (stats) {
@@ -316,6 +318,8 @@ int ncut_decode_naive(const ncut_setting *s, const float *feats, int grid_h, int
     out->labels = kc_calloc((size_t)n, 1);
     out->n_masks = N;
     out->degenerate = 0;
+    out->knife = 0;
+    double margin = INFINITY;
     for (int r = 0; r < NCUT_MAX_ROUNDS; r++) out->lambda2[r] = out->eigengap[r] = NAN;
     for (int r = 0; r < N; r++) {
         /* 1. zero the kept masks' features */
@@ -343,11 +347,15 @@ int ncut_decode_naive(const ncut_setting *s, const float *feats, int grid_h, int
         if (rc < 0) break;
         out->lambda2[r] = (float)e.lambda2;
         out->eigengap[r] = (float)e.eigengap;
+        out->knife |= ncut_gap_knife(e.eigengap);
         if (!(e.eigengap >= NCUT_DEGENERATE_GAP)) {
             out->degenerate = 1;
             break;
         }
-        int area = ncut_seed_mask(x, grid_h, grid_w, s->split, s->rule, side, queue, mask);
+        /* ties (ties.h): S already holds the zeroed rows */
+        ncut_rows rows = {S, NULL, n, s->tau, s->weighted};
+        ncut_sign_tied(x, n, &rows, &margin);
+        int area = ncut_seed_mask_tied(x, grid_h, grid_w, s->split, s->rule, &rows, side, queue, mask, &margin, NULL);
         /* 3. the drop rule */
         if (r > 0) {
             int inter = 0, uni = 0;
@@ -362,6 +370,8 @@ int ncut_decode_naive(const ncut_setting *s, const float *feats, int grid_h, int
         for (int i = 0; i < n; i++)
             if (mask[i] && !out->labels[i]) out->labels[i] = (uint8_t)(r + 1);
     }
+    out->knife |= margin <= NCUT_TIE_KNIFE;
+    out->knife_margin = isinf(margin) ? NAN : (float)margin;
     free(f);
     free(S);
     free(x);

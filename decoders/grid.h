@@ -55,6 +55,8 @@ typedef struct ncut_result {
     int n_masks;
     float lambda2[NCUT_MAX_ROUNDS], eigengap[NCUT_MAX_ROUNDS]; /* n_masks values, NaN: not run */
     int degenerate;
+    int knife;          /* 1: a decision of some round was too close to call (ties.h) */
+    float knife_margin; /* the smallest decision margin over max|x| (NaN: no decision made) */
 } ncut_result;
 
 /* Parses an id; errors say which part is wrong. */

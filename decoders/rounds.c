@@ -6,11 +6,13 @@
 #include <string.h>
 
 #include "decoders/rules.h"
+#include "decoders/ties.h"
 #include "pipeline/kc.h"
 
 typedef struct solved {
     uint8_t *zero; /* (n) zeroed patches */
-    double *x;     /* (n) eigenvector */
+    double *x;     /* (n) eigenvector, sign canonical with ties */
+    double margin; /* the sign decision's margin (ties.h) */
     ncut_eig e;
 } solved;
 
@@ -52,7 +54,11 @@ int ncut_rounds_run(const float *S, int grid_h, int grid_w, double tau, int weig
             return kc_fail("rounds must be 1..%d (got %d)", NCUT_MAX_ROUNDS, ch->rounds);
         ch->run = ch->degenerate = 0;
         ch->kept = kc_calloc((size_t)ch->rounds * n, 1);
-        for (int r = 0; r < NCUT_MAX_ROUNDS; r++) ch->lambda2[r] = ch->eigengap[r] = NAN;
+        for (int r = 0; r < NCUT_MAX_ROUNDS; r++) {
+            ch->lambda2[r] = ch->eigengap[r] = NAN;
+            ch->margin[r] = INFINITY;
+            ch->knife[r] = 0;
+        }
         if (ch->rounds > max_rounds) max_rounds = ch->rounds;
     }
     ncut_stats st = {0, 0, 0, 0};
@@ -87,16 +93,24 @@ int ncut_rounds_run(const float *S, int grid_h, int grid_w, double tau, int weig
                     rc = -1;
                     break;
                 }
+                sv->margin = INFINITY;
+                ncut_rows rows = {S, sv->zero, n, tau, weighted};
+                if (sv->e.eigengap >= NCUT_DEGENERATE_GAP) ncut_sign_tied(sv->x, n, &rows, &sv->margin);
             }
             ch->lambda2[r] = sv->e.lambda2;
             ch->eigengap[r] = sv->e.eigengap;
             ch->run = r + 1;
             uint8_t *kept = ch->kept + (size_t)r * n;
+            ch->knife[r] = (uint8_t)ncut_gap_knife(sv->e.eigengap);
             if (!(sv->e.eigengap >= NCUT_DEGENERATE_GAP)) {
                 ch->degenerate = r + 1;
                 continue; /* kept stays empty */
             }
-            int area = ncut_seed_mask(sv->x, grid_h, grid_w, ch->split, ch->rule, side, queue, mask);
+            ncut_rows rows = {S, sv->zero, n, tau, weighted};
+            double margin = sv->margin;
+            int area = ncut_seed_mask_tied(sv->x, grid_h, grid_w, ch->split, ch->rule, &rows, side, queue, mask, &margin, NULL);
+            ch->margin[r] = margin;
+            ch->knife[r] |= margin <= NCUT_TIE_KNIFE;
             if (r > 0) {
                 const uint8_t *prev = ch->kept + (size_t)(r - 1) * n;
                 int inter = 0, uni = 0;
@@ -144,6 +158,18 @@ void ncut_chain_labels(const ncut_chain *c, int n, int N, uint8_t *labels, float
         eigengap[r] = r < c->run ? (float)c->eigengap[r] : NAN;
     }
     *degenerate = c->degenerate > 0 && c->degenerate <= N;
+}
+
+void ncut_chain_knife(const ncut_chain *c, int N, int *knife, float *margin)
+{
+    double m = INFINITY;
+    int k = 0;
+    for (int r = 0; r < N && r < c->run; r++) {
+        k |= c->knife[r];
+        if (c->margin[r] < m) m = c->margin[r];
+    }
+    *knife = k;
+    *margin = isinf(m) ? NAN : (float)m;
 }
 
 void ncut_chain_free(ncut_chain *c)

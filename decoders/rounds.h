@@ -4,7 +4,8 @@
  *   1. from round 2 on, the features of every patch in the union of the kept masks of earlier
  *      rounds are zero: S loses those rows and columns (they keep only eps edges);
  *   2. graph, eigenpair, split, rule, seed component C_r;  eigengap < 1e-6: C_r empty, the round
- *      is degenerate and later rounds are not run;
+ *      is degenerate and later rounds are not run;  the sign, split and seed treat near-equal
+ *      values as tied and flag decisions too close to call (ties.h, docs/ties.md);
  *   3. from round 2 on, C_r is dropped (kept empty) when IoU(C_r, C_(r-1) kept) > 0.5 or
  *      area(C_r) <= 1 % of the grid;
  *   4. labels: round r labels the patches of C_r that no earlier round labelled.
@@ -40,6 +41,8 @@ typedef struct ncut_chain {
     int run;                 /* out: rounds run (fewer after a degenerate round) */
     int degenerate;          /* out: the degenerate round (1-based), 0 when none */
     double lambda2[NCUT_MAX_ROUNDS], eigengap[NCUT_MAX_ROUNDS];
+    double margin[NCUT_MAX_ROUNDS]; /* out: smallest decision margin / max|x| (ties.h), INFINITY: none */
+    uint8_t knife[NCUT_MAX_ROUNDS];  /* out: 1 when a decision of the round was too close to call */
     uint8_t *kept;           /* out: (rounds, n) kept component per round, owned */
 } ncut_chain;
 
@@ -50,5 +53,8 @@ int ncut_rounds_run(const float *S, int grid_h, int grid_w, double tau, int weig
  * run), degenerate (0/1). */
 void ncut_chain_labels(const ncut_chain *c, int n, int N, uint8_t *labels, float *lambda2, float *eigengap,
                        int *degenerate);
+/* The knife-edge flag of the first N rounds (any round's) and their smallest margin (NaN when no
+ * round made a decision). */
+void ncut_chain_knife(const ncut_chain *c, int N, int *knife, float *margin);
 void ncut_chain_free(ncut_chain *c);
 #endif

@@ -466,6 +466,20 @@ int cache_read_attr_i32(const cache_reader *r, const char *dset, const char *nam
     return rc < 0 ? rc : 0;
 }
 
+int cache_has_attr(const cache_reader *r, const char *dset, const char *name)
+{
+    int rc = 0;
+    HDF5_LOCK
+    {
+        hid_t d = H5Oopen((hid_t)r->file, dset, H5P_DEFAULT);
+        if (d >= 0) {
+            rc = H5Aexists(d, name) > 0;
+            H5Oclose(d);
+        }
+    }
+    return rc;
+}
+
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 typedef struct name_list {

@@ -86,6 +86,8 @@ int cache_read_u8(const cache_reader *r, const char *dset, uint8_t **data, int *
 /* Float attribute array of a dataset (up to max values); returns the count, -1 on error. */
 int cache_read_attr_f32(const cache_reader *r, const char *dset, const char *name, float *vals, int max);
 int cache_read_attr_i32(const cache_reader *r, const char *dset, const char *name, int32_t *val);
+/* 1 if the dataset exists and has the attribute (masks caches older than knife_edge lack it). */
+int cache_has_attr(const cache_reader *r, const char *dset, const char *name);
 /* Names of the members of a group (e.g. the setting ids under /masks), sorted. */
 int cache_list(const cache_reader *r, const char *group, char ***names, int *n);
 /* As cache_open, but an empty index (an empty shard, kc-merge) is accepted. */

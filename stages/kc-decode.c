@@ -4,7 +4,8 @@
  *
  * Writes /masks/<setting id>/<image id> uint8 (grid_h, grid_w) (0 background, r the mask of
  * round r) with float attributes lambda2 and eigengap (one per round, NaN for a round not run)
- * and int degenerate; /index copied from the features cache; provenance: the features cache's
+ * and int degenerate, int knife_edge (a decision too close to call: docs/ties.md) and float
+ * knife_margin (the smallest decision margin over max|x|); /index copied from the features cache; provenance: the features cache's
  * root attributes plus features (its path), features_content_hash, feature_kind, settings (the
  * number) and the command line.  Work is shared across settings as decoders/grid.h describes.
  * Images of a batch (16) are decoded in parallel (OpenMP), one image per thread; the output does
@@ -150,7 +151,9 @@ int main(int argc, char **argv)
                 if (cache_piece_put_u8(pc, dset, rs->labels, 2, dims) < 0 ||
                     cache_piece_attr_f32(pc, dset, "lambda2", rs->lambda2, rs->n_masks) < 0 ||
                     cache_piece_attr_f32(pc, dset, "eigengap", rs->eigengap, rs->n_masks) < 0 ||
-                    cache_piece_attr_i32(pc, dset, "degenerate", rs->degenerate) < 0) {
+                    cache_piece_attr_i32(pc, dset, "degenerate", rs->degenerate) < 0 ||
+                    cache_piece_attr_i32(pc, dset, "knife_edge", rs->knife) < 0 ||
+                    cache_piece_attr_f32(pc, dset, "knife_margin", &rs->knife_margin, 1) < 0) {
                     cache_piece_abort(pc);
                     kc_die();
                 }

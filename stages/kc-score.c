@@ -4,7 +4,8 @@
  *   kc-score --make-selection TRAIN_LIST --out DIR [--count N]
  *
  * Scoring writes DIR/<setting id>.csv (header id,setting,jaccard,corloc,area,lambda2,eigengap,
- * degenerate; lambda2 and eigengap of round 1), DIR/summary.csv (setting,images,jaccard,corloc)
+ * degenerate,knife_edge; lambda2 and eigengap of round 1; knife_edge 0/1 from the mask's attribute,
+ * empty for a cache written before it existed), DIR/summary.csv (setting,images,jaccard,corloc)
  * and, when a network name is known, DIR/network; every file atomically.  Only after all of them
  * are written is one line appended to the ledger (see eval/ledger.h).  The masks cache must hold
  * exactly the split's ids, with the ground truth's image sizes, a known `policy` root attribute,
@@ -209,7 +210,7 @@ int main(int argc, char **argv)
     setting_result *res = kc_calloc((size_t)n_settings, sizeof *res);
     uint8_t **lab = kc_calloc((size_t)n, sizeof *lab);
     float *l2 = kc_malloc((size_t)n * sizeof *l2), *gap = kc_malloc((size_t)n * sizeof *gap);
-    int32_t *deg = kc_malloc((size_t)n * sizeof *deg);
+    int32_t *deg = kc_malloc((size_t)n * sizeof *deg), *knife = kc_malloc((size_t)n * sizeof *knife);
     voc_score *sc = kc_malloc((size_t)n * sizeof *sc);
     progress_init(&pg, "score", (long)n_settings * n, "masks");
     for (int s = 0; s < n_settings; s++) {
@@ -226,6 +227,8 @@ int main(int argc, char **argv)
             if (rc >= 0) rc = cache_read_attr_f32(&r, d, "eigengap", v, 64);
             gap[i] = rc > 0 ? v[0] : NAN;
             if (rc >= 0) rc = cache_read_attr_i32(&r, d, "degenerate", &deg[i]);
+            knife[i] = -1;
+            if (rc >= 0 && cache_has_attr(&r, d, "knife_edge")) rc = cache_read_attr_i32(&r, d, "knife_edge", &knife[i]);
             free(d);
             if (rc < 0) kc_die();
         }
@@ -234,11 +237,13 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; i++) voc_score_mask(&gt[i].cells, lab[i], &sc[i]);
         setting_result *o = &res[s];
         o->name = settings[s];
-        kc_buf_printf(&o->csv, "id,setting,jaccard,corloc,area,lambda2,eigengap,degenerate\n");
+        kc_buf_printf(&o->csv, "id,setting,jaccard,corloc,area,lambda2,eigengap,degenerate,knife_edge\n");
         double sj = 0, sl = 0;
         for (int i = 0; i < n; i++) {
-            kc_buf_printf(&o->csv, "%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%d\n", ids[i], settings[s], sc[i].jaccard,
+            kc_buf_printf(&o->csv, "%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%d,", ids[i], settings[s], sc[i].jaccard,
                       sc[i].corloc, sc[i].area, (double)l2[i], (double)gap[i], (int)deg[i]);
+            if (knife[i] >= 0) kc_buf_printf(&o->csv, "%d", (int)knife[i]);
+            kc_buf_printf(&o->csv, "\n");
             sj += sc[i].jaccard;
             sl += sc[i].corloc;
             free(lab[i]);
@@ -300,6 +305,7 @@ int main(int argc, char **argv)
     free(l2);
     free(gap);
     free(deg);
+    free(knife);
     free(sc);
     cache_close(&r);
     split_free(ids, n);

@@ -6,7 +6,9 @@
  * Each SCORE_DIR is one network's kc-score output; the network's name is the first line of
  * SCORE_DIR/network when present, else the folder's name.  From every SCORE_DIR/summary.csv:
  *   DIR/NAME-sweep.{csv,md,tex}  one row per setting, per network a Jaccard and a CorLoc column,
- *                                the best of each column in bold
+ *                                the best of each column in bold, and when the per-setting CSVs
+ *                                have kc-score's knife_edge column, a `Knife edge` column: the share
+ *                                of images whose mask rests on rounding (docs/ties.md)
  *   DIR/NAME.{csv,md,tex}        one row per network: VOC Jaccard and CorLoc at the chosen setting,
  *                                plus DAVIS J&F, J-Mean and F-Mean when a global_results-*.csv is found
  *                                for the network (in --davis NET=DIR, else in its SCORE_DIR; val
@@ -58,6 +60,8 @@ typedef struct net_scores {
     char **settings;
     int *images;
     double *jaccard, *corloc;
+    double *knife;  /* (n) share of images on a knife edge (kc-score's knife_edge column), NaN: unknown */
+    int has_knife;  /* some setting's CSV has the knife_edge column filled */
     int has_davis;
     double jf, j, f;
     char *davis_file;
@@ -138,6 +142,34 @@ static int read_summary(net_scores *ns)
     free(data);
     free(path);
     return rc;
+}
+
+/* Per setting, the share of images whose knife_edge field (the 9th, docs/ties.md) is 1, from
+ * DIR/<setting>.csv; NaN when the file or the column is absent (older score folders). */
+static void read_knife(net_scores *ns)
+{
+    ns->knife = kc_malloc((size_t)ns->n * sizeof *ns->knife);
+    for (int s = 0; s < ns->n; s++) {
+        ns->knife[s] = NAN;
+        char *path = kc_strfmt("%s/%s.csv", ns->dir, ns->settings[s]);
+        uint8_t *data;
+        size_t size;
+        if (kc_read_file(path, &data, &size) == 0) {
+            int rows = 0, on = 0, known = 0, line = 0;
+            for (char *l = strtok((char *)data, "\n"); l; l = strtok(NULL, "\n"))
+                if (line++ > 0) {
+                    char *f[10];
+                    rows++;
+                    if (split_csv(l, f, 10) == 9 && f[8][0]) known++, on += !strcmp(f[8], "1");
+                }
+            if (rows > 0 && known == rows) {
+                ns->knife[s] = (double)on / rows;
+                ns->has_knife = 1;
+            }
+            free(data);
+        }
+        free(path);
+    }
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -238,6 +270,7 @@ static void free_nets(net_scores *nets, int n)
         free(nets[i].images);
         free(nets[i].jaccard);
         free(nets[i].corloc);
+        free(nets[i].knife);
         free(nets[i].name);
         free(nets[i].dir);
         free(nets[i].davis_file);
@@ -312,6 +345,7 @@ int main(int argc, char **argv)
                 kc_die_msg("%s and %s are both network '%s' (write the name into DIR/network)", nets[j].dir, ns->dir,
                            ns->name);
         if (read_summary(ns) < 0) kc_die();
+        read_knife(ns);
     }
     for (int k = 0; k < n_davis; k++) {
         char *eq = strchr(davis[k], '=');
@@ -351,14 +385,25 @@ int main(int argc, char **argv)
         }
     qsort(all, (size_t)n_all, sizeof *all, cmp_str);
     kc_table sw;
-    table_init(&sw, "setting", "Setting", 2 * n_dirs, n_all);
-    sw.groups = kc_calloc((size_t)2 * n_dirs, sizeof(char *));
+    int *col0 = kc_malloc((size_t)n_dirs * sizeof *col0), sw_cols = 0; /* a network's first column */
+    for (int i = 0; i < n_dirs; i++) {
+        col0[i] = sw_cols;
+        sw_cols += 2 + nets[i].has_knife;
+    }
+    table_init(&sw, "setting", "Setting", sw_cols, n_all);
+    sw.groups = kc_calloc((size_t)sw_cols, sizeof(char *));
     for (int i = 0; i < n_dirs; i++) {
         char *kj = kc_strfmt("%s_jaccard", nets[i].name), *kc = kc_strfmt("%s_corloc", nets[i].name);
-        table_col(&sw, 2 * i, kj, "Jaccard", 1);
-        table_col(&sw, 2 * i + 1, kc, "CorLoc", 1);
-        sw.groups[2 * i] = kc_strdup(nets[i].name);
-        sw.groups[2 * i + 1] = kc_strdup(nets[i].name);
+        table_col(&sw, col0[i], kj, "Jaccard", 1);
+        table_col(&sw, col0[i] + 1, kc, "CorLoc", 1);
+        sw.groups[col0[i]] = kc_strdup(nets[i].name);
+        sw.groups[col0[i] + 1] = kc_strdup(nets[i].name);
+        if (nets[i].has_knife) { /* the share of images whose mask rests on rounding (docs/ties.md) */
+            char *kk = kc_strfmt("%s_knife_edge", nets[i].name);
+            table_col(&sw, col0[i] + 2, kk, "Knife edge", 0);
+            sw.groups[col0[i] + 2] = kc_strdup(nets[i].name);
+            free(kk);
+        }
         free(kj);
         free(kc);
     }
@@ -367,10 +412,12 @@ int main(int argc, char **argv)
         for (int i = 0; i < n_dirs; i++) {
             int s = find_setting(&nets[i], all[r]);
             if (s < 0) continue;
-            sw.vals[(size_t)r * sw.n_cols + 2 * i] = nets[i].jaccard[s];
-            sw.vals[(size_t)r * sw.n_cols + 2 * i + 1] = nets[i].corloc[s];
+            sw.vals[(size_t)r * sw.n_cols + col0[i]] = nets[i].jaccard[s];
+            sw.vals[(size_t)r * sw.n_cols + col0[i] + 1] = nets[i].corloc[s];
+            if (nets[i].has_knife) sw.vals[(size_t)r * sw.n_cols + col0[i] + 2] = nets[i].knife[s];
         }
     }
+    free(col0);
 
     int do_sweep = !only || !strcmp(only, "sweep"), do_report = !only || !strcmp(only, "report");
     kc_buf mac = {0};

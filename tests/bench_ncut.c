@@ -4,6 +4,8 @@
  *                                               (binary and weighted edges)
  *   bench_ncut grid  FEATS.f32 GH GW DIM REPS   time the 144-setting grid (configs/sweep.ini)
  *   bench_ncut synth                            both, on built-in structured random features
+ * The eigen line also times the decisions of one solve (sign, then the 6 split x rule masks) with the
+ * tie rules (decoders/ties.h, structural tie detection included) beside the plain rules.
  * FEATS.f32 is raw float32 (N, DIM).  Prints one line per measurement.
  */
 #include <math.h>
@@ -13,6 +15,7 @@
 
 #include "decoders/eigen.h"
 #include "decoders/grid.h"
+#include "decoders/ties.h"
 #include "pipeline/kc.h"
 
 static float *synth(int n, int dim, unsigned seed)
@@ -55,10 +58,43 @@ static int bench_eigen(const float *feats, int n, int dim, double tau, int weigh
     double td = (kc_now() - t0) / dreps;
     double dx = 0;
     for (int i = 0; i < n; i++) dx = fmax(dx, fabs(x[i] - xd[i]));
+    /* the decisions of one solve: tie rules against the plain ones (a 30 x 30 grid when n = 900) */
+    int gh = 1, gw = n;
+    for (int h = (int)sqrt((double)n); h > 1; h--)
+        if (n % h == 0) {
+            gh = h;
+            gw = n / h;
+            break;
+        }
+    uint8_t *side = kc_malloc((size_t)n), *mask = kc_malloc((size_t)n);
+    int *queue = kc_malloc((size_t)n * sizeof *queue), dreps2 = 200;
+    double *xc = kc_malloc((size_t)n * sizeof *xc), sink = 0;
+    ncut_rows rows = {S, NULL, n, tau, weighted};
+    double t_tie = kc_now();
+    for (int r = 0; r < dreps2; r++) {
+        memcpy(xc, x, (size_t)n * sizeof *xc);
+        double margin = INFINITY;
+        ncut_sign_tied(xc, n, &rows, &margin);
+        for (int c = 0; c < 6; c++) sink += ncut_seed_mask_tied(xc, gh, gw, c / 3, c % 3, &rows, side, queue, mask, &margin, NULL);
+    }
+    t_tie = (kc_now() - t_tie) / dreps2;
+    double t_plain = kc_now();
+    for (int r = 0; r < dreps2; r++) {
+        memcpy(xc, x, (size_t)n * sizeof *xc);
+        ncut_canonical_sign(xc, n);
+        for (int c = 0; c < 6; c++) sink += ncut_seed_mask(xc, gh, gw, c / 3, c % 3, side, queue, mask);
+    }
+    t_plain = (kc_now() - t_plain) / dreps2;
+    free(side);
+    free(mask);
+    free(queue);
+    free(xc);
     printf("eigen n=%d tau=%.2f %s: krylov %.3f ms (%s, %d products, residual %.1e; graph lists %.3f ms, %.0f%% of "
            "W listed, %d dense rows)  dense LAPACKE %.3f ms  lambda2 %.9g vs %.9g, gap %.3g, max|dx| %.2e\n",
            n, tau, weighted ? "wtd" : "bin", 1e3 * tk, e.method == NCUT_EIG_KRYLOV ? "converged" : "fell back", e.matvecs, e.residual,
            1e3 * t_init, 100.0 * g.listed / ((double)n * n), g.dense_rows, 1e3 * td, e.lambda2, ed.lambda2, e.eigengap, dx);
+    printf("  decisions of one solve (sign + 6 split x rule masks): tie rules %.1f us, plain rules %.1f us (%.0f)\n",
+           1e6 * t_tie, 1e6 * t_plain, sink * 0);
     ncut_graph_free(&g);
     free(x);
     free(xd);

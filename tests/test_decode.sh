@@ -86,7 +86,8 @@ for s in g1["/masks"]:
     for i, name in enumerate(ids):
         d1, d2 = g1["/masks/%s/%s" % (s, name)], g2["/masks/%s/%s" % (s, name)]
         assert d1.dtype == np.uint8 and d1.shape == tuple(grid[i]), (s, name, d1.shape)
-        assert set(d1.attrs.keys()) == {"lambda2", "eigengap", "degenerate"}, dict(d1.attrs)
+        assert set(d1.attrs.keys()) == {"lambda2", "eigengap", "degenerate", "knife_edge", "knife_margin"}, dict(d1.attrs)
+        assert int(d1.attrs["knife_edge"]) in (0, 1) and len(np.atleast_1d(d1.attrs["knife_margin"])) == 1
         assert len(d1.attrs["lambda2"]) == N and len(d1.attrs["eigengap"]) == N
         assert int(d1.attrs["degenerate"]) in (0, 1) and d1[()].max() <= N
         same = (d1[()] == d2[()]).all() and np.array_equal(d1.attrs["lambda2"], d2.attrs["lambda2"], equal_nan=True)

@@ -1,13 +1,16 @@
 /* tests/test_ncut.c — the normalized-cut decoders (decoders/): parity with the NumPy/SciPy
  * reference (tests/ref/ncut_ref.py -> tests/data/ncut/), planted clusters, the Krylov solver
  * against the dense LAPACKE one, the naive decoder against the shared grid, settings and grids,
- * bad input, determinism across thread counts. */
+ * bad input, determinism across thread counts; ties and knife edges (docs/ties.md) on graphs built
+ * to have exact ties, on both solver paths. */
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
 
 #include "decoders/eigen.h"
 #include "decoders/grid.h"
+#include "decoders/ties.h"
+#include "pipeline/vit.h"
 #include "pipeline/kc.h"
 #include "tests/test.h"
 
@@ -54,7 +57,7 @@ static void test_parity(tcase *cases, int n_cases)
     enum { MAXS = 144 };
     char ids[MAXS][64];
     int identical[MAXS] = {0}, total[MAXS] = {0}, n_ids = 0;
-    int knife_total = 0, knife_differ = 0, lines = 0, bad_masks = 0;
+    int knife_total = 0, knife_differ = 0, lines = 0, bad_masks = 0, knife_ours = 0, knife_gap = 0;
     double worst_rel = 0;
     char *line = NULL;
     size_t cap = 0;
@@ -107,6 +110,9 @@ static void test_parity(tcase *cases, int n_cases)
                     total[s]++;
                     identical[s] += same;
                 }
+                knife_ours += r->knife;
+                knife_gap += r->knife && !(r->knife_margin <= NCUT_TIE_KNIFE); /* flagged by the eigengap */
+                knife = knife || r->knife; /* the reference's flag or ours (docs/ties.md) */
                 knife_total += knife;
                 if (!same && knife) knife_differ++;
                 if (!same && !knife) {
@@ -149,9 +155,10 @@ static void test_parity(tcase *cases, int n_cases)
     fclose(f);
     CHECK(lines > 600, "only %d reference lines", lines);
     CHECK(bad_masks == 0, "%d masks differ outside knife edges", bad_masks);
-    printf("parity: %d masks compared, %d knife-edge (%d of them differ), %d differ elsewhere; worst lambda2 "
-           "relative error %.2e (tol 1e-5)\n",
-           lines, knife_total, knife_differ, bad_masks, worst_rel);
+    printf("parity: %d masks compared, %d knife-edge (%d flagged by kc's tie rules, %d of them for an eigengap in "
+           "[0.9e-6, 1e-5) alone; the rest by the reference's own rules or a cosine within 1e-6 of tau; %d of them "
+           "differ), %d differ elsewhere; worst lambda2 relative error %.2e (tol 1e-5)\n",
+           lines, knife_total, knife_ours, knife_gap, knife_differ, bad_masks, worst_rel);
     printf("identical masks per setting (over the cases that ran it):\n");
     for (int s = 0; s < n_ids; s++) printf("  %-28s %d/%d%s", ids[s], identical[s], total[s], s % 3 == 2 ? "\n" : "");
     printf("\n");
@@ -458,6 +465,340 @@ static void test_grid_and_errors(tcase *c)
     CHECK(rc < 0 && strstr(kc_error(), "no/such/grid.ini"), "missing grid: %s", kc_error());
 }
 
+
+/* ---- ties (docs/ties.md) ------------------------------------------------------------------------ */
+static uint64_t tie_rng = 99;
+static float tie_u(void)
+{
+    tie_rng ^= tie_rng << 13, tie_rng ^= tie_rng >> 7, tie_rng ^= tie_rng << 17;
+    return (float)((tie_rng >> 11) * (1.0 / 9007199254740992.0)) - 0.5f;
+}
+
+/* Naive reference of the tie rules, written from docs/ties.md: W's rows through ncut_graph_weight,
+ * candidates by plain loops.  mode 0 |x|, 1 x, 2 -x; cand NULL = all.  Returns the winner; eff (n)
+ * gets each candidate's distance (its row group's smallest within the band), INFINITY elsewhere. */
+static double ref_v(const double *x, int i, int mode) { return mode == 0 ? fabs(x[i]) : mode == 1 ? x[i] : -x[i]; }
+static int ref_argmax(const ncut_graph *g, const double *x, int mode, const uint8_t *cand, double M, double *eff)
+{
+    const int n = g->n;
+    double vmax = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (!cand || cand[i]) vmax = fmax(vmax, ref_v(x, i, mode));
+    for (int i = 0; i < n; i++) eff[i] = !cand || cand[i] ? (vmax - ref_v(x, i, mode)) / M : INFINITY;
+    if (vmax == -INFINITY) return -1;
+    /* a band candidate takes the distance of the first earlier candidate within 5e-7 M of its value
+     * whose row of W is identical (at most 64 rows compared) */
+    int win = -1;
+    for (int i = 0; i < n; i++) {
+        if (eff[i] <= NCUT_TIE_CLEAR || eff[i] > NCUT_TIE_KNIFE) continue;
+        for (int j = 0, tried = 0; j < i && tried < 64; j++) {
+            if (eff[j] > NCUT_TIE_KNIFE || fabs(ref_v(x, j, mode) - ref_v(x, i, mode)) > NCUT_TIE_CLEAR * M) continue;
+            tried++;
+            int same = 1;
+            for (int k = 0; k < n && same; k++) same = ncut_graph_weight(g, i, k) == ncut_graph_weight(g, j, k);
+            if (same) {
+                eff[i] = fmin(eff[i], eff[j]);
+                break;
+            }
+        }
+    }
+    for (int i = 0; i < n && win < 0; i++)
+        if (eff[i] <= NCUT_TIE) win = i;
+    return win;
+}
+
+/* possible winners on another path: the first clear tie, band candidates of lower index; one of
+ * another outcome (same[i] == 0, or the other sign when same is NULL) than win: the pair's band
+ * distance; farther ones of another outcome: their distance (reported only) */
+static void ref_note(const double *x, int n, const double *eff, const uint8_t *same, int win, double *margin)
+{
+    if (win < 0) return;
+    int first_clear = n;
+    for (int i = 0; i < n && first_clear == n; i++)
+        if (eff[i] <= NCUT_TIE_CLEAR) first_clear = i;
+    for (int i = 0; i < n; i++) {
+        int other = same ? !same[i] : (x[i] < 0) != (x[win] < 0);
+        if (!other) continue;
+        double d = eff[i];
+        if (d <= NCUT_TIE_KNIFE) {
+            int possible = d <= NCUT_TIE_CLEAR ? i == first_clear : i < first_clear;
+            if (possible) d = fmax(d, eff[win]);
+            else continue;
+        }
+        if (d > NCUT_TIE_CLEAR && d < *margin) *margin = d;
+    }
+}
+
+/* sign, split, rule by the reference; returns the seed, side (n) the foreground, mask (n) its component */
+static int ref_rules(const ncut_graph *g, double *x, int gh, int gw, int split, int rule, uint8_t *side, uint8_t *mask,
+                     double *margin)
+{
+    const int n = g->n;
+    double M = 0, t = 0, *eff = kc_malloc((size_t)n * sizeof *eff);
+    for (int i = 0; i < n; i++) M = fmax(M, fabs(x[i]));
+    int s0 = ref_argmax(g, x, 0, NULL, M, eff);
+    ref_note(x, n, eff, NULL, s0, margin);
+    if (x[s0] < 0)
+        for (int i = 0; i < n; i++) x[i] = -x[i];
+    if (split == NCUT_SPLIT_MEAN) {
+        for (int i = 0; i < n; i++) t += x[i];
+        t /= n;
+    }
+    int in_p = 0, mode = 0, seed;
+    for (int i = 0; i < n; i++) {
+        side[i] = x[i] - t > NCUT_TIE * M;
+        in_p += side[i];
+    }
+    const uint8_t *cand = NULL;
+    if (rule == NCUT_RULE_CORNERS) {
+        mode = 1;
+        if (side[0] + side[gw - 1] + side[(gh - 1) * gw] + side[n - 1] >= 3) {
+            for (int i = 0; i < n; i++) side[i] = !side[i];
+            mode = 2;
+        }
+    } else if (rule == NCUT_RULE_MINORITY) {
+        if (2 * in_p > n)
+            for (int i = 0; i < n; i++) side[i] = !side[i];
+        cand = side;
+    }
+    seed = ref_argmax(g, x, mode, cand, M, eff);
+    /* the component by repeated sweeps (independent of the library's queue) */
+    memset(mask, 0, (size_t)n);
+    if (seed >= 0 && side[seed]) mask[seed] = 1;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < n; i++) {
+            if (mask[i] || !side[i]) continue;
+            int r = i / gw, c = i % gw;
+            if ((r > 0 && mask[i - gw]) || (r + 1 < gh && mask[i + gw]) || (c > 0 && mask[i - 1]) ||
+                (c + 1 < gw && mask[i + 1]))
+                mask[i] = 1, changed = 1;
+        }
+    }
+    ref_note(x, n, eff, mask, seed, margin);
+    /* split entries in the band that can change the mask (docs/ties.md) */
+    int band = 0;
+    for (int i = 0; i < n; i++) band += fabs(x[i] - t) / M > NCUT_TIE_CLEAR && fabs(x[i] - t) / M <= NCUT_TIE_KNIFE;
+    for (int i = 0; i < n; i++) {
+        double d = fabs(x[i] - t) / M;
+        int r = i / gw, c = i % gw, matters = i == seed || mask[i];
+        for (int j = 0; j < n; j++) /* 4-neighbours in the mask, by coordinates */
+            if (mask[j] && abs(j / gw - r) + abs(j % gw - c) == 1) matters = 1;
+        if (rule == NCUT_RULE_CORNERS && (r == 0 || r == gh - 1) && (c == 0 || c == gw - 1)) matters = 1;
+        if (rule == NCUT_RULE_MINORITY &&
+            (abs(n - 2 * in_p) <= 2 * band || (seed >= 0 && fabs(x[i]) >= fabs(x[seed]) - NCUT_TIE_KNIFE * M)))
+            matters = 1;
+        if (matters && d > NCUT_TIE_CLEAR && d < *margin) *margin = d;
+    }
+    free(eff);
+    return seed;
+}
+
+typedef struct tie_stats {
+    int decisions, knife, path_differ_knife, path_differ, ref_differ, ties_resolved;
+} tie_stats;
+
+/* Every (tau, edges, split, rule) of one feature set on both solver paths: the library's tie rules
+ * against the reference, and the two paths against each other (identical unless a knife edge).
+ * seeds (optional, (8 graphs, 6 chains)): the Krylov path's seeds. */
+static void tie_check(const char *name, const float *feats, int gh, int gw, int dim, tie_stats *ts, int *seeds)
+{
+    const int n = gh * gw;
+    float *S = kc_malloc((size_t)n * n * sizeof *S);
+    CHECK(ncut_cosine(feats, n, dim, S, name) == 0, "%s: cosine", name);
+    double *x[2], *xr = kc_malloc((size_t)n * sizeof *xr);
+    uint8_t *side[2], *mask[2], *sref = kc_malloc((size_t)n), *mref_mask = kc_malloc((size_t)n);
+    int *queue = kc_malloc((size_t)n * sizeof *queue);
+    for (int p = 0; p < 2; p++) {
+        x[p] = kc_malloc((size_t)n * sizeof *x[p]);
+        side[p] = kc_malloc((size_t)n);
+        mask[p] = kc_malloc((size_t)n);
+    }
+    for (int gi = 0; gi < 8; gi++) {
+        double tau = 0.10 + 0.05 * (gi / 2);
+        int weighted = gi % 2;
+        ncut_graph g;
+        ncut_graph_init(&g, S, n, tau, weighted);
+        ncut_eig e[2];
+        CHECK(ncut_eigen(&g, x[0], &e[0]) == 0 && ncut_eigen_dense(&g, x[1], &e[1]) == 0, "%s: solve", name);
+        if (!(e[1].eigengap >= NCUT_DEGENERATE_GAP)) {
+            ncut_graph_free(&g);
+            continue;
+        }
+        ncut_rows rows = {S, NULL, n, tau, weighted};
+        double sign_margin[2] = {INFINITY, INFINITY};
+        for (int p = 0; p < 2; p++) ncut_sign_tied(x[p], n, &rows, &sign_margin[p]);
+        for (int c = 0; c < 6; c++) {
+            int split = c / 3, rule = c % 3, seed[2], knife = ncut_gap_knife(e[0].eigengap) || ncut_gap_knife(e[1].eigengap);
+            for (int p = 0; p < 2; p++) {
+                double margin = sign_margin[p], mref = INFINITY;
+                ncut_seed_mask_tied(x[p], gh, gw, split, rule, &rows, side[p], queue, mask[p], &margin, &seed[p]);
+                knife |= margin <= NCUT_TIE_KNIFE;
+                memcpy(xr, x[p], (size_t)n * sizeof *xr);
+                /* the reference redoes the sign (its distances do not depend on it) */
+                int sr = ref_rules(&g, xr, gh, gw, split, rule, sref, mref_mask, &mref);
+                int same_ref = sr == seed[p] && !memcmp(sref, side[p], (size_t)n) && !memcmp(mref_mask, mask[p], (size_t)n) &&
+                               (mref == margin || fabs(mref - margin) <= 1e-12);
+                ts->ref_differ += !same_ref;
+                CHECK(same_ref, "%s tau %.2f %s split %d rule %d path %d: seed %d vs reference %d, margin %.3g vs %.3g",
+                      name, tau, weighted ? "wtd" : "bin", split, rule, p, seed[p], sr, margin, mref);
+                /* a tie resolved: the plain first-maximum would have chosen another seed */
+                if (p == 0 && seed[p] >= 0) {
+                    int plain = -1;
+                    for (int i = 0; i < n; i++) {
+                        if (rule == NCUT_RULE_MINORITY && !side[p][i]) continue;
+                        double v = rule == NCUT_RULE_SEED || rule == NCUT_RULE_MINORITY ? fabs(x[p][i])
+                                   : side[p][seed[p]] && x[p][seed[p]] >= 0 ? x[p][i] : -x[p][i];
+                        double vb = plain < 0 ? -INFINITY
+                                    : rule == NCUT_RULE_SEED || rule == NCUT_RULE_MINORITY ? fabs(x[p][plain])
+                                    : side[p][seed[p]] && x[p][seed[p]] >= 0 ? x[p][plain] : -x[p][plain];
+                        if (v > vb) plain = i;
+                    }
+                    ts->ties_resolved += plain != seed[p];
+                }
+            }
+            if (seeds) seeds[gi * 6 + c] = seed[0];
+            ts->decisions++;
+            ts->knife += knife;
+            int same = !memcmp(mask[0], mask[1], (size_t)n) && !memcmp(side[0], side[1], (size_t)n);
+            if (!same && knife) ts->path_differ_knife++;
+            if (!same && !knife) {
+                ts->path_differ++;
+                CHECK(0, "%s tau %.2f %s split %d rule %d: Krylov and dense differ (seeds %d / %d) and no knife edge",
+                      name, tau, weighted ? "wtd" : "bin", split, rule, seed[0], seed[1]);
+            }
+        }
+        ncut_graph_free(&g);
+    }
+    for (int p = 0; p < 2; p++) {
+        free(x[p]);
+        free(side[p]);
+        free(mask[p]);
+    }
+    free(xr);
+    free(sref);
+    free(mref_mask);
+    free(queue);
+    free(S);
+}
+
+static void test_ties(void)
+{
+    enum { GH = 20, GW = 20, N = GH * GW, DIM = 16 };
+    float *f = kc_malloc((size_t)N * DIM * sizeof *f);
+    tie_stats ts = {0, 0, 0, 0, 0, 0};
+    int seeds[48];
+    /* 1. duplicate patches: two disjoint constant blocks of the same feature over a noise background.
+     * Rows of W of all block patches are identical (binary): x is equal on both blocks, and every
+     * seed in a block is the lowest index of the first block (row 3, column 2). */
+    float v[DIM];
+    for (int k = 0; k < DIM; k++) v[k] = tie_u();
+    for (int i = 0; i < N; i++) {
+        int r = i / GW, c = i % GW, blk = (r >= 3 && r < 8 && c >= 2 && c < 7) || (r >= 12 && r < 17 && c >= 12 && c < 17);
+        for (int k = 0; k < DIM; k++) f[(size_t)i * DIM + k] = blk ? v[k] : tie_u();
+    }
+    tie_check("duplicate blocks", f, GH, GW, DIM, &ts, seeds);
+    int in_block = 0, at_first = 0;
+    for (int q = 0; q < 48; q++) {
+        int s = seeds[q], r = s / GW, c = s % GW;
+        if (s < 0) continue;
+        int blk = (r >= 3 && r < 8 && c >= 2 && c < 7) || (r >= 12 && r < 17 && c >= 12 && c < 17);
+        in_block += blk;
+        at_first += s == 3 * GW + 2;
+    }
+    printf("ties, duplicate blocks: %d of 48 seeds in a block, %d of them at the first block's lowest index\n",
+           in_block, at_first);
+    CHECK(in_block > 0 && at_first == in_block, "duplicate blocks: a seed in a block is not the lowest index");
+    /* through the grid, both solver paths: TokenCut's setting gives the first block, never the second */
+    {
+        ncut_grid g;
+        CHECK(ncut_grid_load(&g, "configs/sweep.ini") == 0, "grid");
+        ncut_result *res[2] = {kc_calloc((size_t)g.n, sizeof(ncut_result)), kc_calloc((size_t)g.n, sizeof(ncut_result))};
+        CHECK(ncut_grid_run(&g, f, GH, GW, DIM, "dup", res[0], NULL) == 0, "grid run");
+        setenv("KC_NCUT_SOLVER", "dense", 1);
+        CHECK(ncut_grid_run(&g, f, GH, GW, DIM, "dup", res[1], NULL) == 0, "grid run dense");
+        unsetenv("KC_NCUT_SOLVER");
+        int second = 0, differ = 0, first_block = 0, flagged = 0;
+        for (int s = 0; s < g.n; s++) {
+            int hit_first = 0;
+            for (int i = 0; i < N; i++) {
+                int r = i / GW, c = i % GW;
+                if (res[0][s].labels[i] == 1 && r >= 12 && r < 17 && c >= 12 && c < 17) second++;
+                hit_first |= res[0][s].labels[i] == 1 && r >= 3 && r < 8 && c >= 2 && c < 7;
+            }
+            first_block += hit_first;
+            int knife = res[0][s].knife || res[1][s].knife;
+            flagged += knife;
+            if (memcmp(res[0][s].labels, res[1][s].labels, N) || res[0][s].degenerate != res[1][s].degenerate) {
+                CHECK(knife, "duplicate blocks %s: Krylov and dense masks differ without a knife edge", g.set[s].id);
+                differ++;
+            }
+        }
+        printf("ties, duplicate blocks through the grid: %d settings label the first block 1, %d label-1 patches "
+               "in the second block; Krylov vs dense: %d differ (all flagged), %d flagged\n",
+               first_block, second, differ, flagged);
+        CHECK(first_block > 0 && second == 0, "duplicate blocks: round 1 took the second block (%d patches)", second);
+        ncut_results_free(res[0], g.n);
+        ncut_results_free(res[1], g.n);
+        free(res[0]);
+        free(res[1]);
+        ncut_grid_free(&g);
+    }
+    /* 2. a mirror-symmetric image (f(r, c) = f(r, W-1-c)) with two mirrored blobs: |x| is tied between
+     * mirror patches; every seed must be the left one (lower row-major index). */
+    for (int k = 0; k < DIM; k++) v[k] = tie_u();
+    for (int r = 0; r < GH; r++)
+        for (int c = 0; c < GW / 2; c++) {
+            int blob = r >= 6 && r < 11 && c >= 2 && c < 6;
+            for (int k = 0; k < DIM; k++) {
+                float a = blob ? v[k] + 0.1f * tie_u() : tie_u();
+                f[(size_t)(r * GW + c) * DIM + k] = f[(size_t)(r * GW + GW - 1 - c) * DIM + k] = a;
+            }
+        }
+    tie_check("mirror", f, GH, GW, DIM, &ts, seeds);
+    int right = 0;
+    for (int q = 0; q < 48; q++) right += seeds[q] >= 0 && seeds[q] % GW >= GW / 2;
+    CHECK(right == 0, "mirror: %d seeds in the right half (ties go to the lowest index)", right);
+    /* 3. constant blocks: four flat quadrants of two features (exact ties everywhere) */
+    for (int i = 0; i < N; i++) {
+        int q = (i / GW < GH / 2) ^ (i % GW < GW / 2);
+        for (int k = 0; k < DIM; k++) f[(size_t)i * DIM + k] = q ? (k == 0 ? 1.0f : 0.1f) : (k == 1 ? 1.0f : 0.1f);
+        if (i % 37 == 5) /* a few noisy patches, so the graph is not degenerate everywhere */
+            for (int k = 0; k < DIM; k++) f[(size_t)i * DIM + k] += tie_u();
+    }
+    tie_check("constant blocks", f, GH, GW, DIM, &ts, NULL);
+    /* 4. colour features of flat synthetic scenes (the demo's objects without texture): flat regions
+     * give many identical rows */
+    {
+        const int P = 16, H = GH * P, Wd = GW * P;
+        float *chw = kc_malloc((size_t)3 * H * Wd * sizeof *chw), *cf = kc_malloc((size_t)N * COLOR_DIM * sizeof *cf);
+        for (int scene = 0; scene < 3; scene++) {
+            for (int y = 0; y < H; y++)
+                for (int xx = 0; xx < Wd; xx++) {
+                    float dy = (float)(y - H / 2 - 20 * scene), dx = (float)(xx - Wd / 3);
+                    int ell = dy * dy / 3600.0f + dx * dx / 1600.0f < 1.0f;
+                    int box = scene > 0 && y > 40 && y < 120 && xx > 200 + 20 * scene && xx < 290;
+                    float rgb[3] = {0.1f, 0.05f, 0.0f};
+                    if (ell) rgb[0] = 2.0f, rgb[1] = -1.0f, rgb[2] = -0.5f;
+                    if (box) rgb[0] = -1.2f, rgb[1] = 0.3f, rgb[2] = 1.8f;
+                    for (int ch = 0; ch < 3; ch++) chw[((size_t)ch * H + y) * Wd + xx] = rgb[ch];
+                }
+            CHECK(color_features(chw, GH, GW, P, cf) == 0, "color features");
+            char nm[32];
+            snprintf(nm, sizeof nm, "colour scene %d", scene);
+            tie_check(nm, cf, GH, GW, COLOR_DIM, &ts, NULL);
+        }
+        free(chw);
+        free(cf);
+    }
+    printf("ties: %d decisions (sign, split, rule) on exact-tie graphs, %d resolved a tie the plain first maximum "
+           "would break otherwise, %d knife edges; library vs naive reference: %d differ; Krylov vs dense: %d "
+           "differ on knife edges, %d elsewhere\n",
+           ts.decisions, ts.ties_resolved, ts.knife, ts.ref_differ, ts.path_differ_knife, ts.path_differ);
+    CHECK(ts.ties_resolved > 0, "no tie was exercised");
+    free(f);
+}
+
 int main(void)
 {
     kc_set_prog("test_ncut");
@@ -472,6 +813,7 @@ int main(void)
     }
     test_graph_forms();
     test_krylov();
+    test_ties();
     for (int i = 0; i < n_cases; i++) free(cases[i].feats);
     return test_done();
 }

@@ -4,10 +4,14 @@
 # REAL images of $KC_SHARED_DATA run through a seeded ViT (issues 3 and 5, "How we will know").
 #
 # Decoders: the seeded ViT-S/16 of tests/test_vit_full.sh (vit_ref.make_params seed 11: dim 384,
-# depth 12, heads 6, class token, final norm) -> kc-extract keys of the 4 VOC photos (voc_official +
-# voc_labelme, square480, 30x30) -> kc-center -> kc-decode of all 144 settings, raw and centred;
-# every mask is compared with ncut_ref.decode on the same cache: identical except knife edges
-# (counted), degenerate flags equal, lambda2 to 1e-5 relative, eigengap to 1e-5 of lambda3.
+# depth 12, heads 6, class token, final norm) -> kc-extract keys of the real photos of the shared
+# data (the 4 VOC photos of voc_official + voc_labelme and the first frame of each DAVIS val
+# sequence; KC_FULL=1 adds the 20 DAVIS test-dev first frames: every real photo, 27; square480,
+# 30x30) -> kc-center -> kc-decode of
+# all 144 settings, raw and centred; every mask is compared with ncut_ref.decode on the same cache
+# (the tie rules of docs/ties.md): identical except knife edges (kc-decode's knife_edge flag, the
+# reference's own flag by the same rules, a cosine within 1e-6 of tau; counted and printed),
+# degenerate flags equal, lambda2 to 1e-5 relative, eigengap to 1e-5 of lambda3.
 # Propagation: kc-extract tokens (short480, 30x52) of the first $frames frames of each DAVIS
 # sequence (a davis-layout folder of links under $BUILD/test-tmp), kc-propagate, and
 # propagate_ref.py --check on the same cache: identical label PNGs except ties to 1e-6.  In the
@@ -20,6 +24,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PY=/usr/bin/python3
 S=$KC_SHARED_DATA
 voc_imgs=("$S"/voc_official/JPEGImages/*.jpg "$S"/voc_labelme/JPEGImages/*.jpg)
+first_frames=("$S"/davis/JPEGImages/480p/*/00000.jpg)
+[ "${KC_FULL:-0}" = 1 ] && first_frames+=("$S"/davis_testdev_firstframe/JPEGImages/480p/*/00000.jpg)
 if ! $PY -c 'import numpy, scipy.linalg, scipy.ndimage, h5py, PIL, torch' 2>/dev/null; then
   skip "real-image parity: /usr/bin/python3 cannot import numpy, scipy, h5py, PIL and torch (torch writes the seeded ViT)"
   done_tests; exit
@@ -48,8 +54,11 @@ fi
 [ "$ddepth" = 12 ] && ln -s vits16.pth "$T/davis.pth"
 echo "models: $((SECONDS - t0)) s (VOC: ViT-S/16 depth 12 seed 11; DAVIS: depth $ddepth, $frames frames per sequence at most)"
 
-# ---- decoders: VOC keys, raw and centred, all 144 settings ----
-printf '%s\n' "${voc_imgs[@]}" >"$T/voc.txt"
+# ---- decoders: keys of every real photo, raw and centred, all 144 settings ----
+# (DAVIS first frames are all 00000.jpg: linked as <sequence>.jpg for unique ids)
+mkdir -p "$T/photos"
+for f in "${first_frames[@]}"; do q=${f%/00000.jpg}; ln -sf "$f" "$T/photos/${q##*/}.jpg"; done
+printf '%s\n' "${voc_imgs[@]}" "$(cd "$T" && pwd)"/photos/*.jpg >"$T/voc.txt"   # absolute: a list's relative paths are the list's
 if "$BUILD/kc-extract" --weights "$T/vits16.pth" --dataset "list:$T/voc.txt" --out "$T/keys.h5" 2>"$T/err" &&
    "$BUILD/kc-center" "$T/keys.h5" "$T/centered.h5" 2>>"$T/err" &&
    "$BUILD/kc-decode" --features "$T/keys.h5" --grid configs/sweep.ini --out "$T/masks_raw.h5" 2>>"$T/err" &&
@@ -58,7 +67,7 @@ if "$BUILD/kc-extract" --weights "$T/vits16.pth" --dataset "list:$T/voc.txt" --o
 else
   bad "VOC extract / center / decode failed: $(tail -n 3 "$T/err")"; done_tests; exit
 fi
-echo "VOC keys, centring and 2 x 144-setting decodes: $((SECONDS - t0)) s"
+echo "keys of $(wc -l <"$T/voc.txt") photos, centring and 2 x 144-setting decodes: $((SECONDS - t0)) s"
 # the two references in the background, one thread each, while the DAVIS part runs
 for v in raw cen; do
   feats=$T/keys.h5; [ $v = cen ] && feats=$T/centered.h5

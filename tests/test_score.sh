@@ -20,13 +20,13 @@ same_summary() {
 # 1. scoring: files, headers, values against the NumPy reference, one ledger line
 if $S --masks $D/masks.h5 --voc $D --split $SPLIT --out $T/a --ledger $L 2>$T/err; then ok; else bad "kc-score: $(cat $T/err)"; fi
 if same_summary $D/expected_summary.csv $T/a/summary.csv; then ok; else bad "square480 summary differs from voc_ref.py"; fi
-hdr='id,setting,jaccard,corloc,area,lambda2,eigengap,degenerate'
+hdr='id,setting,jaccard,corloc,area,lambda2,eigengap,degenerate,knife_edge'
 n_csv=0
 for f in $T/a/t0.*.csv; do
   n_csv=$((n_csv + 1))
   [ "$(head -n 1 "$f")" = "$hdr" ] || bad "header of $f: $(head -n 1 "$f")"
   [ "$(wc -l <"$f")" -eq 5 ] || bad "$f: $(wc -l <"$f") lines, expected 5"
-  awk -F, -v s="$(basename "$f" .csv)" 'NR>1 && ($2 != s || $4 !~ /^[01]$/ || $3 < 0 || $3 > 1 || $6 != 0.125 || $8 != 0) {exit 1}' "$f" \
+  awk -F, -v s="$(basename "$f" .csv)" 'NR>1 && ($2 != s || $4 !~ /^[01]$/ || $3 < 0 || $3 > 1 || $6 != 0.125 || $8 != 0 || $9 !~ /^[01]?$/) {exit 1}' "$f" \
     || bad "$f: bad row"
 done
 if [ $n_csv -eq 3 ]; then ok; else bad "$n_csv per-setting CSVs, expected 3"; fi
@@ -102,6 +102,13 @@ $TB $T/a $T/b --out $T/only --name sweep --only sweep --ledger $L >/dev/null 2>&
 $TB $T/a $T/b --out $T/only --name report --only report --setting t0.15-bin-mean-corners-n3 --ledger $L >/dev/null 2>&1 &&
   [ "$(head -n 1 $T/only/report.csv)" = "network,voc_jaccard,voc_corloc" ] && [ ! -e $T/only/report-sweep.csv ] && ok \
   || bad "--only report: $(ls $T/only 2>&1)"
+# the knife-edge share (docs/ties.md): a column per network when the per-setting CSVs fill knife_edge
+cp -r $T/a $T/k && echo knifenet >$T/k/network
+for f in $T/k/t0.*.csv; do awk -F, 'NR == 1 {print; next} {print $0 (NR == 2 ? "1" : "0")}' "$f" >"$f.new" && mv "$f.new" "$f"; done
+$TB $T/k --out $T/ktab --name sweep --only sweep --ledger $L >/dev/null 2>&1 &&
+  [ "$(head -n 1 $T/ktab/sweep.csv)" = "setting,knifenet_jaccard,knifenet_corloc,knifenet_knife_edge" ] &&
+  awk -F, 'NR > 1 && $4 != 0.25 {exit 1}' $T/ktab/sweep.csv && grep -q 'Knife edge' $T/ktab/sweep.md && ok \
+  || bad "knife-edge column: $(cat $T/ktab/sweep.csv 2>&1)"
 printf 'setting,images,jaccard\n' >$T/bad.csv && mkdir -p $T/badnet && cp $T/bad.csv $T/badnet/summary.csv
 expect_fail "not a summary" "badnet/summary.csv: header is not" $TB $T/a $T/badnet --out $T/tab3
 expect_fail "setting absent" "has no scores for setting t9" $TB $T/a --out $T/tab3 --setting t9

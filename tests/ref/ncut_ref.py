@@ -4,10 +4,17 @@ NumPy/SciPy, independent of the C code.  Writes tests/data/ncut/:
 
   inputs.bin     cases, each: int32 grid_h, grid_w, dim, then float32 (grid_h*grid_w, dim)
   expected.tsv   one line per (case, setting): case, setting id, degenerate, knife (1 when some
-                 round is a knife edge: eigengap in [1e-6, 1e-4), an eigenvector entry within
-                 1e-6 of the split value, or a cosine within 1e-6 of tau, whose edge depends on
-                 the float32 rounding of the BLAS build), lambda2 and eigengap per round (comma lists, nan when
-                 not run), labels (grid_h*grid_w digits, row-major)
+                 round is a knife edge by the rules of docs/ties.md -- an eigengap in [0.9e-6, 1e-5),
+                 a decision distance in (5e-7, 2e-6] of max|x| -- or has a cosine within 1e-6 of
+                 tau, whose edge depends on the float32 rounding of the BLAS build), lambda2 and
+                 eigengap per round (comma lists, nan when not run), labels (grid_h*grid_w digits,
+                 row-major)
+
+Ties (docs/ties.md, written here from that text): every decision that reads x compares distances
+relative to M = max|x|: within 1e-6 M tied (the lowest row-major index wins; on the split an entry
+within 1e-6 M of the split value is not in P), a distance in (5e-7 M, 2e-6 M] too close to call
+when it can change the mask; a band candidate with the same row of W as an earlier candidate of
+(nearly) the same value takes that candidate's distance: they are tied whatever x says.
 
 Cases: planted clusters (exact masks known), random / noisy features (raw and with a large common
 offset, a near-complete graph), and "keys-like" features of two real VOC photos from
@@ -23,6 +30,8 @@ import scipy.linalg
 import scipy.ndimage
 
 EPS = 1e-5
+TIE, TIE_CLEAR, TIE_KNIFE = 1e-6, 5e-7, 2e-6  # relative to max|x| (docs/ties.md)
+GAP_KNIFE_LO, GAP_KNIFE = 0.9e-6, 1e-5
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "data", "ncut")
 
@@ -39,7 +48,9 @@ def settings_all():
 
 
 def solve(feats, tau, weighted):
-    """Second-smallest generalized eigenpair of (D - W) x = lambda D x."""
+    """Second-smallest generalized eigenpair of (D - W) x = lambda D x, through the symmetric form
+    I - D^-1/2 W D^-1/2 (LAPACK dsyevr, two eigenpairs); x's sign made canonical with ties.
+    Returns lambda2, eigengap, x, tau_edge, the sign decision's margin, W's row groups."""
     f = feats.astype(np.float32)
     norm = np.linalg.norm(f, axis=1, keepdims=True)
     f = np.where(norm > 0, f / np.where(norm > 0, norm, 1), 0).astype(np.float32)
@@ -50,43 +61,128 @@ def solve(feats, tau, weighted):
     else:
         W = np.where(S > t, 1.0, EPS)
     d = W.sum(axis=1)
-    D = np.diag(d)
-    w, v = scipy.linalg.eigh(D - W, D, subset_by_index=[1, 2])
-    x = v[:, 0].copy()
-    i = int(np.argmax(np.abs(x)))  # first index of the largest magnitude
-    if x[i] < 0:
-        x = -x
+    isd = 1.0 / np.sqrt(d)
+    L = np.eye(len(d)) - W * isd[:, None] * isd[None, :]
+    w, v = scipy.linalg.eigh(L, subset_by_index=[1, 2], driver="evr")
+    x = v[:, 0] * isd
+    # identical rows of W: one group (structural ties), named by its first row
+    first = {}
+    groups = np.array([first.setdefault(W[i].tobytes(), i) for i in range(len(d))])
+    margin = [np.inf]
+    if w[1] - w[0] >= 1e-6:
+        i, eff = argmax_tied(np.abs(x), None, np.abs(x).max(), groups)
+        note_others(x, eff, None, i, margin)
+        if x[i] < 0:
+            x = -x
     # a cosine within 1e-6 of tau: its edge depends on the float32 rounding of S (BLAS build)
     tau_edge = bool((np.abs(S - t) < 1e-6).any())
-    return w[0], w[1] - w[0], x, tau_edge
+    return w[0], w[1] - w[0], x, tau_edge, margin[0], groups
 
 
-def seed_mask(x, gh, gw, split, fg):
+def note(d, margin):
+    if d > TIE_CLEAR and d < margin[0]:
+        margin[0] = d
+
+
+def argmax_tied(v, cand, M, groups):
+    """Argmax of v over cand (None: all) with ties.  A candidate in the band (5e-7 M, 2e-6 M] from the
+    best takes the distance of the first earlier candidate within 5e-7 M of its value that has the
+    same row of W (at most 64 rows compared); the lowest index within 1e-6 M wins.  Returns the
+    winner (-1: none) and the distances eff (inf outside cand)."""
+    n = len(v)
+    c = np.ones(n, bool) if cand is None else np.asarray(cand, bool)
+    eff = np.full(n, np.inf)
+    if not c.any():
+        return -1, eff
+    vmax = v[c].max()
+    eff[c] = (vmax - v[c]) / M
+    near = np.flatnonzero(eff <= TIE_KNIFE)
+    for k, i in enumerate(near):
+        if eff[i] <= TIE_CLEAR:
+            continue
+        tried = 0
+        for j in near[:k]:
+            if abs(v[j] - v[i]) > TIE_CLEAR * M:
+                continue
+            tried += 1
+            if tried > 64:
+                break
+            if groups[j] == groups[i]:
+                eff[i] = min(eff[i], eff[j])
+                break
+    for i in near:
+        if eff[i] <= TIE:
+            return int(i), eff
+    return -1, eff
+
+
+def note_others(x, eff, same, win, margin):
+    """Possible winners on another path: the first clear tie and band candidates of a lower index;
+    one whose outcome (same[i]; None: the sign of x_i) differs from win's: the pair's band distance.
+    Farther candidates of another outcome lower the margin reported."""
+    if win < 0:
+        return
+    other = (~same) if same is not None else ((x < 0) != (x[win] < 0))
+    clear = np.flatnonzero(eff <= TIE_CLEAR)
+    first_clear = clear[0] if len(clear) else len(x)
+    for i in np.flatnonzero(other & (eff <= TIE_KNIFE)):
+        possible = i == first_clear if eff[i] <= TIE_CLEAR else i < first_clear
+        if possible:
+            note(max(eff[i], eff[win]), margin)
+    far = eff[other & (eff > TIE_KNIFE) & np.isfinite(eff)]
+    if len(far):
+        note(far.min(), margin)
+
+
+def seed_mask(x, gh, gw, split, fg, groups, margin):
+    """The rule's mask with ties; margin: [value], min-updated with the split's and seed's."""
+    n = gh * gw
+    M = np.abs(x).max()
     split_value = x.mean() if split == "mean" else 0.0
-    P = x > split_value
-    knife = bool(np.min(np.abs(x - split_value)) < 1e-6)
+    P = (x - split_value) > TIE * M
+    cand = None
     if fg == "seed":
-        F, s = P, int(np.argmax(np.abs(x)))
+        F, v = P, np.abs(x)
     elif fg == "corners":
         corners = P.reshape(gh, gw)[[0, 0, -1, -1], [0, -1, 0, -1]].sum()
-        if corners >= 3:
-            F, s = ~P, int(np.argmax(-x))
-        else:
-            F, s = P, int(np.argmax(x))
+        F, v = (~P, -x) if corners >= 3 else (P, x)
     else:
-        F = P if P.sum() <= (~P).sum() else ~P
-        if not F.any():
-            return np.zeros(gh * gw, bool), knife
-        ax = np.where(F, np.abs(x), -1.0)
-        s = int(np.argmax(ax))
-    if not F[s]:
-        return np.zeros(gh * gw, bool), knife
-    lab, _ = scipy.ndimage.label(F.reshape(gh, gw))  # default structure: 4-connected
-    return (lab.reshape(-1) == lab.reshape(-1)[s]), knife
+        F, v = (P if P.sum() <= (~P).sum() else ~P), np.abs(x)
+        cand = F
+    s, eff = argmax_tied(v, cand, M, groups)
+    C = np.zeros(n, bool)
+    if s >= 0 and F[s]:
+        lab, _ = scipy.ndimage.label(F.reshape(gh, gw))  # default structure: 4-connected
+        C = lab.reshape(-1) == lab.reshape(-1)[s]
+    note_others(x, eff, C, s, margin)
+    # split entries in the band that can change the mask
+    ds = np.abs(x - split_value) / M
+    band = int(((ds > TIE_CLEAR) & (ds <= TIE_KNIFE)).sum())
+    C2 = C.reshape(gh, gw)
+    nb = C2.copy()
+    nb[1:, :] |= C2[:-1, :]
+    nb[:-1, :] |= C2[1:, :]
+    nb[:, 1:] |= C2[:, :-1]
+    nb[:, :-1] |= C2[:, 1:]
+    matters = nb.reshape(-1).copy()
+    if s >= 0:
+        matters[s] = True
+    if fg == "corners":
+        matters[[0, gw - 1, (gh - 1) * gw, n - 1]] = True
+    if fg == "minority":
+        if abs(n - 2 * int(P.sum())) <= 2 * band:
+            matters[:] = True
+        if s >= 0:
+            matters |= np.abs(x) >= abs(x[s]) - TIE_KNIFE * M
+    dm = ds[matters & (ds > TIE_CLEAR)]
+    if len(dm):
+        note(dm.min(), margin)
+    return C
 
 
 def decode(feats, gh, gw, setting, memo, why=None):
-    """why: an optional set; the knife-edge reasons met ("gap", "split", "tau") are added to it."""
+    """why: an optional set; the knife-edge reasons met ("gap", "x", "tau") are added to it.  The
+    knife flag is the reference's: a decision too close to call (docs/ties.md) or a tau edge."""
     tau_s, edges, split, fg, n_s = setting.split("-")
     tau, weighted, N = float(tau_s[1:]), edges == "wtd", int(n_s[1:])
     n = gh * gw
@@ -104,20 +200,23 @@ def decode(feats, gh, gw, setting, memo, why=None):
             f = feats.copy()
             f[zero] = 0
             memo[key] = solve(f, tau, weighted)
-        l2, g, x, tau_edge = memo[key]
+        l2, g, x, tau_edge, sign_margin, groups = memo[key]
         lam[r], gap[r] = l2, g
-        if 1e-6 <= g < 1e-4 or tau_edge:
+        gap_knife = GAP_KNIFE_LO <= g < GAP_KNIFE
+        if gap_knife or tau_edge:
             knife = True
             if why is not None:
-                why.update((["gap"] if 1e-6 <= g < 1e-4 else []) + (["tau"] if tau_edge else []))
+                why.update((["gap"] if gap_knife else []) + (["tau"] if tau_edge else []))
         if g < 1e-6:
             degenerate = True
             kept.append(np.zeros(n, bool))
             break
-        C, kn = seed_mask(x, gh, gw, split, fg)
-        knife |= kn
-        if kn and why is not None:
-            why.add("split")
+        margin = [sign_margin]
+        C = seed_mask(x, gh, gw, split, fg, groups, margin)
+        if margin[0] <= TIE_KNIFE:
+            knife = True
+            if why is not None:
+                why.add("x")
         if r > 0:
             prev = kept[-1]
             inter, union = (C & prev).sum(), (C | prev).sum()
