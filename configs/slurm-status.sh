@@ -78,12 +78,13 @@ for dir in "$@"; do
       err=$([ -f "$log" ] && grep -v '^make' "$log" | grep -iE 'error|cancelled' | tail -n 1)
       [ -z "$err" ] || state="$state: $err"
     fi
-    printf '  %-16s %-16s %s\n' "$step#$task" "${state%%:*}" "$target"
+    disp=$target; [ "$step" = final ] || disp=$(kc_resolve "$target") || disp=$target; [ -n "$disp" ] || disp=$target
+    printf '  %-16s %-16s %s\n' "$step#$task" "${state%%:*}" "$disp"
     case $state in
       pending:*) printf '                     %s\n' "${state#*: }" ;;
       *:*) printf '                     %s\n                     log: %s\n' "${state#*: }" "$log" ;;
     esac
-  done < <(printf '%s\n' "${!latest[@]}" | sort)
+  done < <(printf '%s\n' "${!latest[@]}" | LC_ALL=C sort)
   echo "  done $n_done, running $n_run, pending $n_pend, failed or not run $n_fail"
   if [ "$n_never" -gt 0 ]; then
     echo "  $n_never task(s) can never start as submitted: cancel them (scancel <jobid>), fix their step in the resource file (SLURM_INI) and run the same make command again"
