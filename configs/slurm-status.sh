@@ -5,35 +5,35 @@
 # A pending task gets Slurm's reason in plain words (kc_reason below).
 set -u -o pipefail
 source "$(dirname "$0")/slurm-check.sh"   # kc_target_done
-# kc_reason REASON: squeue's pending reason (%r) in plain words; "never: ..." when it cannot start
+# kc_reason REASON: squeue's pending reason (%r) in plain words (in REPLY); "never: ..." when it cannot start
 # as submitted.
 kc_reason() {
   case $1 in
-    Dependency) echo "waiting for the jobs it depends on to finish" ;;
-    DependencyNeverSatisfied) echo "never: a job it depends on failed (cancel it: scancel <jobid>; then rerun the make command)" ;;
-    Resources) echo "waiting for free CPUs or memory (the nodes are busy)" ;;
-    Priority) echo "waiting for its turn (other jobs have priority)" ;;
-    JobArrayTaskLimit) echo "waiting: max_parallel tasks of this array already run" ;;
-    BeginTime) echo "waiting for its start time" ;;
-    None) echo "waiting to be scheduled" ;;
-    PartitionDown|PartitionInactive) echo "waiting: the partition is down (the administrators must bring it up)" ;;
-    NodeDown|ReqNodeNotAvail*) echo "waiting: the nodes it needs are down or reserved" ;;
-    JobHeld*) echo "held: scontrol release <jobid> lets it run" ;;
+    Dependency) REPLY="waiting for the jobs it depends on to finish" ;;
+    DependencyNeverSatisfied) REPLY="never: a job it depends on failed (cancel it: scancel <jobid>; then rerun the make command)" ;;
+    Resources) REPLY="waiting for free CPUs or memory (the nodes are busy)" ;;
+    Priority) REPLY="waiting for its turn (other jobs have priority)" ;;
+    JobArrayTaskLimit) REPLY="waiting: max_parallel tasks of this array already run" ;;
+    BeginTime) REPLY="waiting for its start time" ;;
+    None) REPLY="waiting to be scheduled" ;;
+    PartitionDown|PartitionInactive) REPLY="waiting: the partition is down (the administrators must bring it up)" ;;
+    NodeDown|ReqNodeNotAvail*) REPLY="waiting: the nodes it needs are down or reserved" ;;
+    JobHeld*) REPLY="held: scontrol release <jobid> lets it run" ;;
     PartitionConfig|PartitionNodeLimit|PartitionTimeLimit|BadConstraints|InvalidQOS|InvalidAccount|*PerJob*|*MinCpu*|*MinMem*)
-      echo "never: it asks for more than its partition, account or QOS allows (scancel <jobid>, fix the step in SLURM_INI, rerun)" ;;
-    QOS*|Assoc*|*Limit) echo "waiting for a limit of your account or QOS (running jobs, CPUs or time in use) to allow it" ;;
-    *) echo "waiting" ;;
+      REPLY="never: it asks for more than its partition, account or QOS allows (scancel <jobid>, fix the step in SLURM_INI, rerun)" ;;
+    QOS*|Assoc*|*Limit) REPLY="waiting for a limit of your account or QOS (running jobs, CPUs or time in use) to allow it" ;;
+    *) REPLY="waiting" ;;
   esac
 }
 shown=0
 for dir in "$@"; do
   [ -d "$dir" ] || continue
-  rounds=$(ls -d "$dir"/round-* 2>/dev/null | sort -t- -k2 -n)
+  rounds=$(ls -d "$dir"/round-* 2>/dev/null | awk -F'round-' '{ print $NF, $0 }' | sort -n | cut -d' ' -f2-)
   [ -n "$rounds" ] || continue
   ids=$(cat "$dir"/round-*/jobs.tsv 2>/dev/null | awk '{print $2}' | paste -sd,)
   # queued tasks: "jobid_task STATE" (arrays expanded with -r)
   declare -A q=() reason=()
-  KC_SLURM_BEST=$(cat "$dir/best-file" 2>/dev/null || true)
+  KC_SLURM_BEST=$(cat "$dir/best-file" 2>/dev/null || true) KC_BEST_READ=0
   if [ -n "$ids" ] && command -v squeue >/dev/null; then
     # (all of the user's jobs: `squeue -j` lists nothing when one id is already forgotten)
     while read -r jid st why; do q[$jid]=$st; reason[$jid]=$why; done < <(squeue -h -r -u "$(id -un)" -o '%i %T %r' 2>/dev/null)
@@ -59,16 +59,16 @@ for dir in "$@"; do
     if [ "$step" != final ] && kc_target_done "$target"; then state=done; n_done=$((n_done + 1))
     elif [ "$step" = final ] && [ -z "$st" ] && [ -s "$log" ] && ! grep -qiE 'error|cancelled' "$log"; then state=done; n_done=$((n_done + 1))
     elif [ -n "$st" ]; then
-      state=$(tr 'A-Z' 'a-z' <<<"$st")
+      state=${st,,}
       if [ "$state" = running ]; then n_run=$((n_run + 1))
       else
         n_pend=$((n_pend + 1))
-        why=$(kc_reason "${reason[$jt]:-None}")
+        kc_reason "${reason[$jt]:-None}"; why=$REPLY
         case $why in never:*) n_never=$((n_never + 1)) ;; esac
         state="$state: $why (Slurm reason: ${reason[$jt]:-None}, job $jt)"
       fi
     else
-      state=$(tr 'A-Z' 'a-z' <<<"${acct[$jt]:-}")
+      state=${acct[$jt]:-}; state=${state,,}
       if [ -z "$state" ]; then
         if [ ! -f "$log" ]; then state="not run (a dependency failed)"
         elif grep -q 'CANCELLED' "$log"; then state=cancelled
@@ -78,7 +78,7 @@ for dir in "$@"; do
       err=$([ -f "$log" ] && grep -v '^make' "$log" | grep -iE 'error|cancelled' | tail -n 1)
       [ -z "$err" ] || state="$state: $err"
     fi
-    disp=$target; [ "$step" = final ] || disp=$(kc_resolve "$target") || disp=$target; [ -n "$disp" ] || disp=$target
+    disp=$target; [ "$step" = final ] || ! kc_resolve "$target" || disp=$REPLY
     printf '  %-16s %-16s %s\n' "$step#$task" "${state%%:*}" "$disp"
     case $state in
       pending:*) printf '                     %s\n' "${state#*: }" ;;

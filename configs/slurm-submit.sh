@@ -24,7 +24,6 @@ command -v sbatch >/dev/null || { echo "slurm: sbatch not found (SCHEDULER=slurm
 
 # kc_ini_get, the request check, kc_target_done
 source "$(dirname "$0")/slurm-check.sh"
-ini_get() { kc_ini_get "$@"; }
 
 # jobs of earlier rounds still queued: do not submit twice.  (All of the user's jobs are listed and
 # matched here: `squeue -j` with one id Slurm has already forgotten lists nothing at all.)
@@ -41,11 +40,16 @@ fi
 
 # the error of an attempt: the last line of its log mentioning an error
 err_of() { [ -f "$1" ] && grep -v '^make' "$1" | grep -iE 'error|killed|cancelled|oom' | tail -n 1 || true; }
-# 1 (print it) when the target's last two attempts failed with the same error
+# 1 (print it) when the target's last two attempts failed with the same error.  The last two logs
+# of every target, read once: LOGS2[target]="log1 log2" (only targets tried at least twice).
+declare -A LOGS2=()
+while read -r t l1 l2; do LOGS2[$t]="$l1 $l2"; done < <(for r in "$dir"/round-*/tasks.tsv; do [ -f "$r" ] && echo "${r%/tasks.tsv}"; done | awk -F'round-' '{ print $NF, $0 }' |
+  sort -n | while read -r _ r; do cat "$r/tasks.tsv"; done |
+  awk '{ if ($3 in last) prev[$3] = last[$3]; last[$3] = $4 } END { for (t in prev) print t, prev[t], last[t] }')
 gave_up() {
   local target=$1 logs
-  logs=$(cat "$dir"/round-*/tasks.tsv 2>/dev/null | awk -v t="$target" '$3 == t {print $4}' | tail -n 2)
-  [ "$(wc -w <<<"$logs")" -eq 2 ] || return 1
+  [ -n "${LOGS2[$target]:-}" ] || return 1
+  logs=${LOGS2[$target]// /$'\n'}
   local a b
   a=$(err_of "$(head -n 1 <<<"$logs")"); b=$(err_of "$(tail -n 1 <<<"$logs")")
   # the same error up to numbers (job ids, times: "*** JOB 12 ON n3 CANCELLED AT ... DUE TO TIME LIMIT ***")
@@ -94,9 +98,9 @@ echo "${KC_SLURM_BEST:-}" > "$dir/best-file"   # (for make status: where @BEST@ 
 opts() {
   local step=$1 k v
   for k in cpus:cpus-per-task mem:mem time:time partition:partition account:account qos:qos; do
-    v=$(ini_get "$step" "${k%%:*}"); [ -z "$v" ] || echo "#SBATCH --${k#*:}=$v"
+    kc_ini_val "$step" "${k%%:*}"; [ -z "$REPLY" ] || echo "#SBATCH --${k#*:}=$REPLY"
   done
-  v=$(ini_get "$step" extra); [ -z "$v" ] || echo "#SBATCH $v"
+  kc_ini_val "$step" extra; [ -z "$REPLY" ] || echo "#SBATCH $REPLY"
 }
 
 declare -A job_of
@@ -108,7 +112,7 @@ for step in $steps; do
   deps=()
   for a in ${after//,/ }; do [ -n "${job_of[$a]:-}" ] && deps+=("${job_of[$a]}"); done
   n=${#targets[@]}
-  par=$(ini_get "$step" max_parallel)
+  kc_ini_val "$step" max_parallel; par=$REPLY
   script=$R/$step.sbatch
   {
     echo "#!/usr/bin/env bash"
