@@ -4,7 +4,8 @@
 #   kc_ini_get STEP KEY          the value of KEY in [STEP] of $ini, else in [defaults], else empty
 #   kc_ini_where STEP KEY        "[STEP]" when [STEP] sets KEY, else "[defaults]" (where to change it)
 #   kc_check_requests STEP...    one line per request that can never be met, on stderr; returns the
-#                                number of such lines (0: every step fits)
+#                                number of such lines (0: every step fits; at most 100), 255 when
+#                                the cluster's limits cannot be read
 #
 # The cluster's limits come from `scontrol show partition -o` (the partition, its Default, MaxTime,
 # MaxCPUsPerNode, MaxMemPerNode / MaxMemPerCPU, State) and `scontrol show node -o` (CPUEfctv or
@@ -60,10 +61,10 @@ kc_time_s() {
 }
 
 kc_check_requests() {
-  local parts nodes bad=0 step
+  local parts= nodes= bad=0 step
   if ! parts=$(scontrol show partition -o 2>&1) || ! nodes=$(scontrol show node -o 2>&1); then
     echo "slurm: cannot read the cluster's limits (scontrol show partition / show node: $(tail -n 1 <<<"$parts$nodes")); nothing submitted" >&2
-    return 1
+    return 255
   fi
   # per partition, one line: name default maxtime maxmempercpu then "cpus:mem" per node (after the
   # partition's MaxCPUsPerNode / MaxMemPerNode and the node's MemSpecLimit)

@@ -81,6 +81,7 @@ fi
 # the requests, against the cluster's limits: all refusals at once, nothing queued
 nbad=0
 kc_check_requests "${to_check[@]}" final || nbad=$?
+[ "$nbad" != 255 ] || exit 2
 if [ "$nbad" -gt 0 ]; then
   echo "slurm: nothing submitted: $nbad request(s) above can never be met on this cluster (see sinfo, scontrol show partition, scontrol show node)" >&2
   exit 2

@@ -31,6 +31,7 @@ printf '#!/bin/sh\ncat %s/squeue.out 2>/dev/null; exit 0\n' "$F" > "$F/bin/squeu
 printf '#!/bin/sh\nexit 0\n' > "$F/bin/sacct"
 cat > "$F/bin/scontrol" <<EOF
 #!/bin/sh
+[ ! -f $F/scontrol.fail ] || { echo "slurm_load_partitions: Unable to contact slurm controller (connect failure)" >&2; exit 1; }
 case "\$*" in
   "show partition -o") cat <<'P'
 PartitionName=kc AllowGroups=ALL Default=YES DefaultTime=NONE MaxNodes=UNLIMITED MaxTime=01:00:00 MaxCPUsPerNode=UNLIMITED Nodes=n[1-2] State=UP MaxMemPerNode=UNLIMITED
@@ -95,12 +96,16 @@ mem = 8G
 cpus = lots
 [merge-masks]
 partition = gpu
+[davis]
+mem = lots
+[best]
+time = soon
 [final]
 partition = big
 cpus = 2
 mem = 8G
 EOF
-for st in extract center propagate decode merge-masks; do echo "$st - $F/out/$st.h5"; done > "$F/s/plan.txt"
+for st in extract center propagate decode merge-masks davis best; do echo "$st - $F/out/$st.h5"; done > "$F/s/plan.txt"
 out=$(PATH=$F/bin:$PATH KC_SLURM_DIR=$F/s KC_SLURM_INI=$F/big.ini KC_SLURM_GOAL=report KC_SLURM_MAKE=true KC_SLURM_FINAL=true \
       configs/slurm-submit.sh 2>&1); rc=$?
 want="slurm: step extract asks for 8 CPUs per task, partition kc offers at most 4 per node: lower cpus in [extract] of $F/big.ini
@@ -109,34 +114,47 @@ slurm: step propagate asks for 4 CPUs and 3G of memory on one node, no node of p
 slurm: step decode: cpus = lots is not a number of CPUs: fix cpus in [decode] of $F/big.ini
 slurm: step decode asks for 8G of memory, partition kc offers at most 4000M per node: lower mem in [decode] of $F/big.ini
 slurm: step merge-masks asks for partition gpu, which the cluster does not have (it has: kc, big): change partition in [merge-masks] of $F/big.ini
+slurm: step davis: mem = lots is not an amount of memory (e.g. 4G, 500M): fix mem in [davis] of $F/big.ini
+slurm: step best: time = soon is not a time limit (e.g. 04:00:00, 1-00:00:00): fix time in [best] of $F/big.ini
 slurm: step final asks for 8G of memory, partition big offers at most 4000M per node: lower mem in [final] of $F/big.ini
-slurm: nothing submitted: 7 request(s) above can never be met on this cluster (see sinfo, scontrol show partition, scontrol show node)"
+slurm: nothing submitted: 9 request(s) above can never be met on this cluster (see sinfo, scontrol show partition, scontrol show node)"
 [ $rc = 2 ] && [ "$out" = "$want" ] && ok || bad "refusal of the fake cluster (rc=$rc): $(diff <(echo "$want") <(echo "$out"))"
 [ ! -f "$F/sbatch.calls" ] && [ -z "$(ls -d "$F"/s/round-* 2>/dev/null)" ] && ok || bad "a refused submission submitted or wrote a round"
+touch "$F/scontrol.fail"
+out=$(PATH=$F/bin:$PATH KC_SLURM_DIR=$F/s KC_SLURM_INI=tests/slurm/test.ini KC_SLURM_GOAL=report KC_SLURM_MAKE=true KC_SLURM_FINAL=true \
+      configs/slurm-submit.sh 2>&1); rc=$?
+want="slurm: cannot read the cluster's limits (scontrol show partition / show node: slurm_load_partitions: Unable to contact slurm controller (connect failure)); nothing submitted"
+[ $rc = 2 ] && [ "$out" = "$want" ] && [ ! -f "$F/sbatch.calls" ] && ok || bad "no cluster limits (rc=$rc): $out"
+rm -f "$F/scontrol.fail"
 
 # ---- 1c. make status: Slurm's pending reasons in plain words, exactly -----------------------------
 mkdir -p "$F/s/round-1/logs"
-reasons="Dependency Resources Priority JobArrayTaskLimit PartitionConfig QOSMaxCpuPerUserLimit QOSMaxWallDurationPerJobLimit DependencyNeverSatisfied JobHeldUser PartitionDown"
+declare -A words=(
+  [Dependency]="waiting for the jobs it depends on to finish"
+  [Resources]="waiting for free CPUs or memory (the nodes are busy)"
+  [Priority]="waiting for its turn (other jobs have priority)"
+  [JobArrayTaskLimit]="waiting: max_parallel tasks of this array already run"
+  [BeginTime]="waiting for its start time"
+  [None]="waiting to be scheduled"
+  [PartitionDown]="waiting: the partition is down (the administrators must bring it up)"
+  [NodeDown]="waiting: the nodes it needs are down or reserved"
+  [JobHeldUser]="held: scontrol release <jobid> lets it run"
+  [QOSMaxCpuPerUserLimit]="waiting for a limit of your account or QOS (running jobs, CPUs or time in use) to allow it"
+  [PartitionConfig]="never: it asks for more than its partition, account or QOS allows (scancel <jobid>, fix the step in SLURM_INI, rerun)"
+  [QOSMaxWallDurationPerJobLimit]="never: it asks for more than its partition, account or QOS allows (scancel <jobid>, fix the step in SLURM_INI, rerun)"
+  [DependencyNeverSatisfied]="never: a job it depends on failed (cancel it: scancel <jobid>; then rerun the make command)"
+)
 printf 'decode 41\n' > "$F/s/round-1/jobs.tsv"; : > "$F/s/round-1/tasks.tsv"; : > "$F/squeue.out"
-k=0; for r in $reasons; do
-  k=$((k + 1)); echo "decode $k $F/out/m.h5.shards/$k-of-10.h5 $F/s/round-1/logs/decode-$k.log" >> "$F/s/round-1/tasks.tsv"
+k=0; want="== $F/s (1 round(s))"
+for r in $(printf '%s\n' "${!words[@]}" | LC_ALL=C sort); do
+  k=$((k + 1)); echo "decode $k $F/out/$r.h5 $F/s/round-1/logs/decode-$k.log" >> "$F/s/round-1/tasks.tsv"
   echo "41_$k PENDING $r" >> "$F/squeue.out"
+  want+=$'\n'"$(printf '  %-16s %-16s %s\n                     %s' "decode#$k" pending "$F/out/$r.h5" "${words[$r]} (Slurm reason: $r, job 41_$k)")"
 done
-out=$(PATH=$F/bin:$PATH configs/slurm-status.sh "$F/s" 2>&1)
-w() { printf '  %-16s %-16s %s\n                     %s\n' "decode#$1" pending "$F/out/m.h5.shards/$1-of-10.h5" "$2 (Slurm reason: $3, job 41_$1)"; }
-want="== $F/s (1 round(s))
-$(w 1 "waiting for the jobs it depends on to finish" Dependency)
-$(w 10 "waiting: the partition is down (the administrators must bring it up)" PartitionDown)
-$(w 2 "waiting for free CPUs or memory (the nodes are busy)" Resources)
-$(w 3 "waiting for its turn (other jobs have priority)" Priority)
-$(w 4 "waiting: max_parallel tasks of this array already run" JobArrayTaskLimit)
-$(w 5 "never: it asks for more than its partition, account or QOS allows (scancel <jobid>, fix the step in SLURM_INI, rerun)" PartitionConfig)
-$(w 6 "waiting for a limit of your account or QOS (running jobs, CPUs or time in use) to allow it" QOSMaxCpuPerUserLimit)
-$(w 7 "never: it asks for more than its partition, account or QOS allows (scancel <jobid>, fix the step in SLURM_INI, rerun)" QOSMaxWallDurationPerJobLimit)
-$(w 8 "never: a job it depends on failed (cancel it: scancel <jobid>; then rerun the make command)" DependencyNeverSatisfied)
-$(w 9 "held: scontrol release <jobid> lets it run" JobHeldUser)
-  done 0, running 0, pending 10, failed or not run 0
+want+="
+  done 0, running 0, pending 13, failed or not run 0
   3 task(s) can never start as submitted: cancel them (scancel <jobid>), fix their step in the resource file (SLURM_INI) and run the same make command again"
+out=$(PATH=$F/bin:$PATH configs/slurm-status.sh "$F/s" 2>&1)
 [ "$out" = "$want" ] && ok || bad "make status reasons: $(diff <(echo "$want") <(echo "$out"))"
 
 # ---- 1d. the steps each goal submits (fake sbatch; the demo data, no cluster) ---------------------
