@@ -3,11 +3,17 @@
 #
 #   make sweep SHARDS=4                      the same products, each stage in 4 shards run by make -j
 #   make sweep SHARDS=64 SCHEDULER=slurm     writes sbatch job arrays under $(OUT)/slurm/, submits them
-#   make status                              squeue/sacct view: done, running, failed, what to resubmit
+#   make report / davis / demo SCHEDULER=slurm   the same for those goals (report: the best setting
+#                                            is chosen by a job of the graph, the `best` step)
+#   make status                              squeue/sacct view: done, pending (why, in plain words),
+#                                            running, failed, what to resubmit
+# Before submitting, each step's request (SLURM_INI) is checked against the cluster's partitions and
+# nodes (configs/slurm-check.sh); what can never run is refused and nothing is queued.
 #
 # A sharded product P (keys.h5, centered.h5, masks*.h5) is made by kc-merge from P.shards/k-of-n.h5,
 # k = 1..n, each written by the stage with --shard k/n from the WHOLE (merged) input, with the same
 # arguments as the single run: the merged file equals the single run's (kc-merge's header).
+# Once kc-merge has checked the merged file against the shards, it removes them (KEEP_SHARDS=1 keeps).
 # kc-propagate shards write whole sequences into the same results folder; a stamp
 # <results>.shards/k-of-n.done marks each, and kc-davis runs once all are there.
 
@@ -152,7 +158,7 @@ demo: deps
 	  $(KC_USER_VARS) slurm-submit
 endif
 
-# make test-slurm: tests/slurm/test_slurm.sh (a one-node cluster on this machine, ~2 minutes; not
+# make test-slurm: tests/slurm/test_slurm.sh (a two-node cluster on this machine, 3-5 minutes; not
 # part of tests/run.sh), reported like tests/run.sh: one line, then "N passed, N failed, N skipped".
 test-slurm:
 	@$(MAKE) --no-print-directory all
