@@ -133,6 +133,7 @@ endif
 # selection split (kc-table --print-best), after the sweep; any setting id can be given instead.
 BEST_SETTING = $$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES)))
 
+ifneq ($(SCHEDULER),slurm)   # SCHEDULER=slurm: report and davis are those of slurm.mk
 report: pipeline-check all
 ifeq ($(SETTING),best)
 	@$(call PLAN,$(TABLES)/sweep.csv)
@@ -152,6 +153,7 @@ davis: all
 	@$(call PLAN,$(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv))
 	@$(MAKE) --no-print-directory $(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv)
 	@for n in $(NETS); do echo "$$n: $$(tail -n 1 $(OUT)/results/$$n/davis17-val/global_results-$(DAVIS_SPLIT).csv)"; done
+endif
 
 tables:
 	@ls $(TABLES)/*.md 2>/dev/null || { echo "no tables yet: run make sweep / make report first" >&2; exit 1; }

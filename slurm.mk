@@ -3,15 +3,22 @@
 #
 #   make sweep SHARDS=4                      the same products, each stage in 4 shards run by make -j
 #   make sweep SHARDS=64 SCHEDULER=slurm     writes sbatch job arrays under $(OUT)/slurm/, submits them
-#   make status                              squeue/sacct view: done, running, failed, what to resubmit
+#   make report / davis / demo SCHEDULER=slurm   the same for those goals (report: the best setting
+#                                            is chosen by a job of the graph, the `best` step)
+#   make status                              squeue/sacct view: done, pending (why, in plain words),
+#                                            running, failed, what to resubmit
+# Before submitting, each step's request (SLURM_INI) is checked against the cluster's partitions and
+# nodes (configs/slurm-check.sh); what can never run is refused and nothing is queued.
 #
 # A sharded product P (keys.h5, centered.h5, masks*.h5) is made by kc-merge from P.shards/k-of-n.h5,
 # k = 1..n, each written by the stage with --shard k/n from the WHOLE (merged) input, with the same
 # arguments as the single run: the merged file equals the single run's (kc-merge's header).
+# Once kc-merge has checked the merged file against the shards, it removes them (KEEP_SHARDS=1 keeps).
 # kc-propagate shards write whole sequences into the same results folder; a stamp
 # <results>.shards/k-of-n.done marks each, and kc-davis runs once all are there.
 
 SLURM_INI ?= configs/slurm.ini
+KEEP_SHARDS ?=
 
 ifneq ($(SHARDS),1)
 SHARD_IDS := $(shell seq 1 $(SHARDS))
@@ -45,9 +52,14 @@ endef
 $(foreach k,$(SHARD_IDS),$(eval $(call KC_SHARD_RULES,$(k))))
 
 # ---- the merges ------------------------------------------------------------------------------------
+# After a merge, kc-merge --remove-shards reads the merged cache back and checks it against the
+# shards (image count, index, its content_hash and each shard's, recomputed from its data), then
+# deletes them; a failed check deletes the merged cache and keeps the shards.  KEEP_SHARDS=1 keeps
+# them always.  A later make does not redo missing shards while their product is up to date
+# (.SECONDARY: they are intermediate files).
 define KC_MERGE_RULE
 $(OUT)/cache/%/$(1): $(call kc_shards_of,$(OUT)/cache/%/$(1)) $(BUILD)/kc-merge
-	$(BUILD)/kc-merge $$@ $$(filter $$@.shards/%,$$^)
+	$(BUILD)/kc-merge $(if $(filter-out 0,$(KEEP_SHARDS)),,--remove-shards) $$@ $$(filter $$@.shards/%,$$^)
 endef
 KC_SHARDED := voc12-select/keys.h5 voc12-val/keys.h5 davis17-val/tokens.h5 voc12-select/centered.h5 \
               voc12-val/centered.h5 voc12-select/masks.h5 voc12-val/masks-$(SETTING).h5
@@ -75,46 +87,78 @@ KC_DAVIS_TOK_SHARDS = $(if $(DAVIS),$(foreach n,$(NETS),$(call kc_shards_of,$(OU
 KC_DAVIS_TOK = $(if $(DAVIS),$(foreach n,$(NETS),$(OUT)/cache/$(n)/davis17-val/tokens.h5))
 KC_PROP_STAMPS = $(if $(DAVIS),$(foreach n,$(NETS),$(foreach k,$(SHARD_IDS),$(OUT)/results/$(n)/davis17-val.shards/$(k)-of-$(SHARDS).done)))
 
-# SLURM_VAL=1 adds VOC val's features (the demo reports on val after the sweep).
+# The parts of the job graph a goal needs (set by the goals below):
+#   SLURM_SWEEP   the selection split's keys, centred keys and 144-setting masks
+#   SLURM_VAL     VOC val's keys and centred keys
+#   SLURM_REPORT  VOC val's masks at SETTING; with SETTING=best the `best` step (one job running
+#                 kc-table --print-best on the sweep's scores, writing $(KC_BEST_FILE)) comes first,
+#                 and the val masks' targets carry @BEST@, which their tasks replace by that file's
+#                 setting (configs/slurm-submit.sh)
+#   SLURM_DAVIS   DAVIS tokens, kc-propagate shards and kc-davis (when DAVIS is set)
+SLURM_SWEEP ?=
 SLURM_VAL ?=
+SLURM_REPORT ?=
+SLURM_DAVIS ?=
+KC_BEST_FILE = $(TABLES)/sweep-best.txt
+KC_SET = $(if $(filter best,$(SETTING)),@BEST@,$(SETTING))
+kc_if = $(if $(1),$(2))
+KC_DAVIS_ON = $(and $(SLURM_DAVIS),$(DAVIS))
 slurm-plan:
-	@{ $(call kc_plan,extract,-,$(call kc_sel_shards,keys.h5) $(if $(SLURM_VAL),$(call kc_val_shards,keys.h5)) $(KC_DAVIS_TOK_SHARDS)) \
-	   $(call kc_plan,merge-features,extract,$(call kc_sel,keys.h5) $(if $(SLURM_VAL),$(call kc_val,keys.h5)) $(KC_DAVIS_TOK)) \
-	   $(call kc_plan,center,merge-features,$(call kc_sel_shards,centered.h5) $(if $(SLURM_VAL),$(call kc_val_shards,centered.h5))) \
-	   $(call kc_plan,propagate,merge-features,$(KC_PROP_STAMPS)) \
-	   $(call kc_plan,davis,propagate,$(if $(DAVIS),$(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv))) \
-	   $(call kc_plan,merge-centered,center,$(call kc_sel,centered.h5) $(if $(SLURM_VAL),$(call kc_val,centered.h5))) \
-	   $(call kc_plan,decode,merge-centered,$(call kc_sel_shards,masks.h5)) \
-	   $(call kc_plan,merge-masks,decode,$(call kc_sel,masks.h5)) true; }
+	@{ $(call kc_plan,extract,-,$(call kc_if,$(SLURM_SWEEP),$(call kc_sel_shards,keys.h5)) $(call kc_if,$(SLURM_VAL),$(call kc_val_shards,keys.h5)) $(call kc_if,$(KC_DAVIS_ON),$(KC_DAVIS_TOK_SHARDS))) \
+	   $(call kc_plan,merge-features,extract,$(call kc_if,$(SLURM_SWEEP),$(call kc_sel,keys.h5)) $(call kc_if,$(SLURM_VAL),$(call kc_val,keys.h5)) $(call kc_if,$(KC_DAVIS_ON),$(KC_DAVIS_TOK))) \
+	   $(call kc_plan,center,merge-features,$(call kc_if,$(SLURM_SWEEP),$(call kc_sel_shards,centered.h5)) $(call kc_if,$(SLURM_VAL),$(call kc_val_shards,centered.h5))) \
+	   $(call kc_plan,propagate,merge-features,$(call kc_if,$(KC_DAVIS_ON),$(KC_PROP_STAMPS))) \
+	   $(call kc_plan,davis,propagate,$(call kc_if,$(KC_DAVIS_ON),$(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv))) \
+	   $(call kc_plan,merge-centered,center,$(call kc_if,$(SLURM_SWEEP),$(call kc_sel,centered.h5)) $(call kc_if,$(SLURM_VAL),$(call kc_val,centered.h5))) \
+	   $(call kc_plan,decode,merge-centered,$(call kc_if,$(SLURM_SWEEP),$(call kc_sel_shards,masks.h5))) \
+	   $(call kc_plan,merge-masks,decode,$(call kc_if,$(SLURM_SWEEP),$(call kc_sel,masks.h5))) \
+	   $(call kc_plan,best,merge-masks,$(call kc_if,$(and $(SLURM_REPORT),$(filter @BEST@,$(KC_SET))),$(KC_BEST_FILE))) \
+	   $(call kc_plan,decode-val,merge-centered$(COMMA)best,$(call kc_if,$(SLURM_REPORT),$(call kc_val_shards,masks-$(KC_SET).h5))) \
+	   $(call kc_plan,merge-val,decode-val,$(call kc_if,$(SLURM_REPORT),$(call kc_val,masks-$(KC_SET).h5))) true; }
+
+# the best setting of the sweep (SETTING=best), for the val masks' tasks: the `best` step's target
+$(KC_BEST_FILE): $(SELECT_SCORES) $(BUILD)/kc-table
+	@mkdir -p $(@D)
+	$(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES)) > $@.tmp && mv $@.tmp $@
 
 # Jobs never rebuild the programs (built once before submitting; concurrent tasks would race).
 KC_SLURM_OLD = $(addprefix -o ,$(STAGES) $(LIB))
 # The variables a task's make needs: those given on the command line (and by the demo), with
 # SCHEDULER=local.
-KC_SLURM_VARS = $(filter-out SCHEDULER=% SLURM_GOAL=% SLURM_VAL=% SLURM_USER_VARS=%,$(MAKEOVERRIDES))
+KC_SLURM_VARS = $(filter-out SCHEDULER=% SLURM_GOAL=% SLURM_SWEEP=% SLURM_VAL=% SLURM_REPORT=% SLURM_DAVIS=% SLURM_USER_VARS=%,$(MAKEOVERRIDES))
+COMMA := ,
 
 slurm-submit:
 	@[ "$(SHARDS)" -ge 1 ] 2>/dev/null || { echo "slurm: SHARDS=$(SHARDS) is not a positive number" >&2; exit 2; }
-	@$(MAKE) --no-print-directory SCHEDULER=local $(SELECT_LIST) $(foreach n,$(NETS),$(OUT)/nets/$(n).args)
+	@$(MAKE) --no-print-directory SCHEDULER=local $(if $(SLURM_SWEEP),$(SELECT_LIST)) $(foreach n,$(NETS),$(OUT)/nets/$(n).args)
 	@mkdir -p $(SLURM_DIR)
 	@$(MAKE) --no-print-directory -s slurm-plan > $(SLURM_DIR)/plan.tmp && mv $(SLURM_DIR)/plan.tmp $(SLURM_DIR)/plan.txt
-	@KC_SLURM_DIR=$(SLURM_DIR) KC_SLURM_INI=$(SLURM_INI) KC_SLURM_GOAL='$(SLURM_GOAL)' \
+	@KC_SLURM_DIR=$(SLURM_DIR) KC_SLURM_INI=$(SLURM_INI) KC_SLURM_GOAL='$(SLURM_GOAL)' KC_SLURM_BEST=$(KC_BEST_FILE) \
 	  KC_SLURM_MAKE='$(MAKE) -C $(CURDIR) --no-print-directory $(KC_SLURM_OLD) $(KC_SLURM_VARS) SCHEDULER=local' \
 	  KC_SLURM_FINAL='$(MAKE) -C $(CURDIR) --no-print-directory $(KC_SLURM_OLD) $(SLURM_USER_VARS) SCHEDULER=local $(SLURM_GOAL)' \
 	  configs/slurm-submit.sh
 
 ifeq ($(SCHEDULER),slurm)
+KC_USER_VARS = SLURM_USER_VARS='$(filter-out SCHEDULER=%,$(MAKEOVERRIDES))'
 sweep: pipeline-check all
-	@$(MAKE) --no-print-directory SLURM_GOAL=sweep SLURM_USER_VARS='$(filter-out SCHEDULER=%,$(MAKEOVERRIDES))' slurm-submit
+	@$(MAKE) --no-print-directory SLURM_GOAL=sweep SLURM_SWEEP=1 $(KC_USER_VARS) slurm-submit
+
+report: pipeline-check all
+	@$(MAKE) --no-print-directory SLURM_GOAL=report SLURM_SWEEP=$(if $(filter best,$(SETTING)),1) SLURM_VAL=1 SLURM_REPORT=1 \
+	  SLURM_DAVIS=1 $(KC_USER_VARS) slurm-submit
+
+davis: all
+	@[ -n "$(DAVIS)" ] || { echo "set DAVIS=/path/to/DAVIS (see README)" >&2; exit 2; }
+	@$(MAKE) --no-print-directory SLURM_GOAL=davis SLURM_DAVIS=1 $(KC_USER_VARS) slurm-submit
 
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory $(DEMO_DIR)/data/voc/ImageSets/Segmentation/train.txt
-	@$(MAKE) --no-print-directory $(DEMO_ARGS) SLURM_VAL=1 SLURM_GOAL=demo \
-	  SLURM_USER_VARS='$(filter-out SCHEDULER=%,$(MAKEOVERRIDES))' slurm-submit
+	@$(MAKE) --no-print-directory $(DEMO_ARGS) SLURM_GOAL=demo SLURM_SWEEP=1 SLURM_VAL=1 SLURM_REPORT=1 SLURM_DAVIS=1 \
+	  $(KC_USER_VARS) slurm-submit
 endif
 
-# make test-slurm: tests/slurm/test_slurm.sh (a one-node cluster on this machine, ~2 minutes; not
+# make test-slurm: tests/slurm/test_slurm.sh (a two-node cluster on this machine, 3-5 minutes; not
 # part of tests/run.sh), reported like tests/run.sh: one line, then "N passed, N failed, N skipped".
 test-slurm:
 	@$(MAKE) --no-print-directory all

@@ -6,8 +6,12 @@
 #   KC_SLURM_INI    configs/slurm.ini (partition, account, time, cpus, mem per step)
 #   KC_SLURM_MAKE   the make command a task runs, followed by its target
 #   KC_SLURM_FINAL  the make command of the last job (the goal, SCHEDULER=local)
-#   KC_SLURM_GOAL   sweep or demo (for messages)
-# Each run is a round: round-N/<step>.sbatch, round-N/logs/<step>-<task>.log, round-N/tasks.tsv
+#   KC_SLURM_GOAL   sweep, report, davis or demo (for messages)
+#   KC_SLURM_BEST   the file the `best` step writes (the sweep's best setting): a target with @BEST@
+#                   is resolved with it inside the job; SETTING=<it> is added to that task's make
+# First every step's missing targets are listed and the requests of the steps to submit are checked
+# against the cluster (configs/slurm-check.sh): one line per request that cannot be met, and nothing
+# is submitted.  Each run is a round: round-N/<step>.sbatch, round-N/logs/<step>-<task>.log, round-N/tasks.tsv
 # ("step task target log"), round-N/jobs.tsv ("step jobid").  Only targets that do not exist are
 # submitted; a target whose last two attempts both failed with the same error line is reported
 # with its log and not submitted again (fix the cause, then remove those logs or the round folders).
@@ -18,15 +22,8 @@ plan=$dir/plan.txt
 command -v sbatch >/dev/null || { echo "slurm: sbatch not found (SCHEDULER=slurm needs a Slurm login node)" >&2; exit 2; }
 [ -f "$ini" ] || { echo "slurm: $ini: no such file" >&2; exit 2; }
 
-# ini value: [step] key, else [defaults] key, else empty
-ini_get() {
-  awk -v want="$1" -v key="$2" '
-    /^[ \t]*[#;]/ || /^[ \t]*$/ { next }
-    /^\[/ { sec = $0; gsub(/[\[\] \t]/, "", sec); next }
-    { k = $0; sub(/=.*/, "", k); gsub(/[ \t]/, "", k); v = $0; sub(/^[^=]*=[ \t]*/, "", v); sub(/[ \t]+$/, "", v)
-      if (k == key && sec == want) s = v; if (k == key && sec == "defaults") d = v }
-    END { print (s != "" ? s : d) }' "$ini"
-}
+# kc_ini_get, the request check, kc_target_done
+source "$(dirname "$0")/slurm-check.sh"
 
 # jobs of earlier rounds still queued: do not submit twice.  (All of the user's jobs are listed and
 # matched here: `squeue -j` with one id Slurm has already forgotten lists nothing at all.)
@@ -41,20 +38,18 @@ if [ -n "$prev_ids" ]; then
   fi
 fi
 
-last=$(ls -d "$dir"/round-* 2>/dev/null | sed 's/.*round-//' | sort -n | tail -n 1 || true)
-round=$(( ${last:-0} + 1 ))
-R=$dir/round-$round
-mkdir -p "$R/logs"
-: > "$R/tasks.tsv"
-: > "$R/jobs.tsv"
-
 # the error of an attempt: the last line of its log mentioning an error
 err_of() { [ -f "$1" ] && grep -v '^make' "$1" | grep -iE 'error|killed|cancelled|oom' | tail -n 1 || true; }
-# 1 (print it) when the target's last two attempts failed with the same error
+# 1 (print it) when the target's last two attempts failed with the same error.  The last two logs
+# of every target, read once: LOGS2[target]="log1 log2" (only targets tried at least twice).
+declare -A LOGS2=()
+while read -r t l1 l2; do LOGS2[$t]="$l1 $l2"; done < <(for r in "$dir"/round-*/tasks.tsv; do [ -f "$r" ] && echo "${r%/tasks.tsv}"; done | awk -F'round-' '{ print $NF, $0 }' |
+  sort -n | while read -r _ r; do cat "$r/tasks.tsv"; done |
+  awk '{ if ($3 in last) prev[$3] = last[$3]; last[$3] = $4 } END { for (t in prev) print t, prev[t], last[t] }')
 gave_up() {
   local target=$1 logs
-  logs=$(cat "$dir"/round-*/tasks.tsv 2>/dev/null | awk -v t="$target" '$3 == t {print $4}' | tail -n 2)
-  [ "$(wc -w <<<"$logs")" -eq 2 ] || return 1
+  [ -n "${LOGS2[$target]:-}" ] || return 1
+  logs=${LOGS2[$target]// /$'\n'}
   local a b
   a=$(err_of "$(head -n 1 <<<"$logs")"); b=$(err_of "$(tail -n 1 <<<"$logs")")
   # the same error up to numbers (job ids, times: "*** JOB 12 ON n3 CANCELLED AT ... DUE TO TIME LIMIT ***")
@@ -65,22 +60,60 @@ gave_up() {
   return 0
 }
 
-declare -A job_of
-all_jobs=() gaveup=0 n_tasks=0
+# the targets to submit, per step (a target is not done while a step before it is resubmitted:
+# the best setting of @BEST@ targets is read once the best step is done)
+declare -A todo
+gaveup=0 to_check=()
 steps=$(awk '!seen[$1]++ {print $1}' "$plan")
 for step in $steps; do
-  after=$(awk -v s="$step" '$1 == s {print $2; exit}' "$plan")
-  targets=()
+  todo[$step]=
   while read -r _ _ t; do
-    [ -e "$t" ] && continue
+    kc_target_done "$t" && continue
     if gave_up "$t"; then gaveup=$((gaveup + 1)); continue; fi
-    targets+=("$t")
+    todo[$step]+="$t"$'\n'
   done < <(awk -v s="$step" '$1 == s' "$plan")
-  [ ${#targets[@]} -gt 0 ] || continue
+  [ -z "${todo[$step]}" ] || to_check+=("$step")
+done
+if [ "$gaveup" -gt 0 ]; then
+  echo "slurm: $gaveup target(s) given up (above); the final '$KC_SLURM_GOAL' job is not submitted." >&2
+  exit 1
+fi
+# the requests, against the cluster's limits: all refusals at once, nothing queued
+nbad=0
+kc_check_requests "${to_check[@]}" final || nbad=$?
+[ "$nbad" != 255 ] || exit 2
+if [ "$nbad" -gt 0 ]; then
+  echo "slurm: nothing submitted: $nbad request(s) above can never be met on this cluster (see sinfo, scontrol show partition, scontrol show node)" >&2
+  exit 2
+fi
+
+last=$(ls -d "$dir"/round-* 2>/dev/null | sed 's/.*round-//' | sort -n | tail -n 1 || true)
+round=$(( ${last:-0} + 1 ))
+R=$dir/round-$round
+mkdir -p "$R/logs"
+echo "${KC_SLURM_BEST:-}" > "$dir/best-file"   # (for make status: where @BEST@ is resolved)
+: > "$R/tasks.tsv"
+: > "$R/jobs.tsv"
+
+# an sbatch option per non-empty key (empty: the cluster's default)
+opts() {
+  local step=$1 k v
+  for k in cpus:cpus-per-task mem:mem time:time partition:partition account:account qos:qos; do
+    kc_ini_val "$step" "${k%%:*}"; [ -z "$REPLY" ] || echo "#SBATCH --${k#*:}=$REPLY"
+  done
+  kc_ini_val "$step" extra; [ -z "$REPLY" ] || echo "#SBATCH $REPLY"
+}
+
+declare -A job_of
+all_jobs=() n_tasks=0
+for step in $steps; do
+  [ -n "${todo[$step]}" ] || continue
+  after=$(awk -v s="$step" '$1 == s {print $2; exit}' "$plan")
+  mapfile -t targets < <(printf '%s' "${todo[$step]}")
   deps=()
   for a in ${after//,/ }; do [ -n "${job_of[$a]:-}" ] && deps+=("${job_of[$a]}"); done
   n=${#targets[@]}
-  par=$(ini_get "$step" max_parallel)
+  kc_ini_val "$step" max_parallel; par=$REPLY
   script=$R/$step.sbatch
   {
     echo "#!/usr/bin/env bash"
@@ -88,20 +121,23 @@ for step in $steps; do
     echo "#SBATCH --array=1-$n$([ -n "$par" ] && [ "$par" != 0 ] && echo "%$par")"
     echo "#SBATCH --output=$R/logs/$step-%a.log"
     echo "#SBATCH --chdir=$PWD"
-    echo "#SBATCH --cpus-per-task=$(ini_get "$step" cpus)"
-    echo "#SBATCH --mem=$(ini_get "$step" mem)"
-    echo "#SBATCH --time=$(ini_get "$step" time)"
-    for k in partition account qos; do v=$(ini_get "$step" $k); [ -z "$v" ] || echo "#SBATCH --$k=$v"; done
-    v=$(ini_get "$step" extra); [ -z "$v" ] || echo "#SBATCH $v"
+    opts "$step"
     echo "# keycut $KC_SLURM_GOAL, round $round, step $step: task k makes targets[k-1]"
     echo "export OMP_NUM_THREADS=\${SLURM_CPUS_PER_TASK:-1} OMP_WAIT_POLICY=PASSIVE"
     echo "targets=("
     printf "  %q\n" "${targets[@]}"
     echo ")"
     echo "t=\${targets[\$((SLURM_ARRAY_TASK_ID - 1))]}"
-    echo "echo \"keycut: \$t on \$(hostname), task \$SLURM_ARRAY_TASK_ID of job \$SLURM_ARRAY_JOB_ID\""
-    echo "cd $(printf %q "$PWD") && mkdir -p \"\$(dirname \"\$t\")\" || exit 1"
-    echo "exec $KC_SLURM_MAKE \"\$t\""
+    echo "cd $(printf %q "$PWD") || exit 1"
+    echo "set --"
+    if grep -q '@BEST@' <<<"${todo[$step]}"; then   # the setting the best step chose, read here
+      echo "best=\$(cat $(printf %q "$KC_SLURM_BEST") 2>/dev/null)"
+      echo "[ -n \"\$best\" ] || { echo \"keycut: error: $KC_SLURM_BEST: no best setting (did the best step fail?)\"; exit 1; }"
+      echo "case \$t in *@BEST@*) t=\${t//@BEST@/\$best}; set -- SETTING=\$best ;; esac"
+    fi
+    echo "echo \"keycut: \$t on \${SLURMD_NODENAME:-\$(hostname)}, task \$SLURM_ARRAY_TASK_ID of job \$SLURM_ARRAY_JOB_ID\""
+    echo "mkdir -p \"\$(dirname \"\$t\")\" || exit 1"
+    echo "exec $KC_SLURM_MAKE \"\$@\" \"\$t\""
   } > "$script"
   dep_opt=()
   [ ${#deps[@]} -eq 0 ] || dep_opt=(--dependency="afterok:$(IFS=:; echo "${deps[*]}")" --kill-on-invalid-dep=yes)
@@ -114,21 +150,13 @@ for step in $steps; do
   printf 'slurm: %-15s job %-8s %3d task(s)%s\n' "$step" "$id" "$n" "$([ ${#deps[@]} -eq 0 ] || echo ", after ${deps[*]}")"
 done
 
-if [ "$gaveup" -gt 0 ]; then
-  echo "slurm: $gaveup target(s) given up (above); the final '$KC_SLURM_GOAL' job is not submitted." >&2
-  exit 1
-fi
 script=$R/final.sbatch
 {
   echo "#!/usr/bin/env bash"
   echo "#SBATCH --job-name=kc-final"
   echo "#SBATCH --output=$R/logs/final.log"
   echo "#SBATCH --chdir=$PWD"
-  echo "#SBATCH --cpus-per-task=$(ini_get final cpus)"
-  echo "#SBATCH --mem=$(ini_get final mem)"
-  echo "#SBATCH --time=$(ini_get final time)"
-  for k in partition account qos; do v=$(ini_get final $k); [ -z "$v" ] || echo "#SBATCH --$k=$v"; done
-  v=$(ini_get final extra); [ -z "$v" ] || echo "#SBATCH $v"
+  opts final
   echo "# keycut $KC_SLURM_GOAL, round $round: the goal itself, every sharded product made"
   echo "export OMP_NUM_THREADS=\${SLURM_CPUS_PER_TASK:-1} OMP_WAIT_POLICY=PASSIVE"
   echo "exec $KC_SLURM_FINAL -j\${SLURM_CPUS_PER_TASK:-1}"

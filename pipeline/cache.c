@@ -1040,3 +1040,182 @@ static int piece_copy_impl(cache_piece *p, const cache_reader *r, const char *ds
     H5Dclose(d);
     return rc;
 }
+
+/* Content hash recomputed from a cache ---------------------------------------------------------- */
+
+typedef struct hash_item {
+    char *name; /* as H5Ovisit gives it: "features/keys/<id>" */
+    int pos;    /* the image's position in the index */
+    int seq;    /* visit order */
+} hash_item;
+
+typedef struct hash_scan {
+    const cache_reader *r;
+    char **sorted_ids; /* the index ids, sorted, for bsearch */
+    int *sorted_pos;
+    hash_item *items;
+    int n, cap, rc;
+} hash_scan;
+
+static int cmp_str_ptr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static herr_t collect_dataset(hid_t loc, const char *name, const H5O_info_t *info, void *op)
+{
+    (void)loc;
+    hash_scan *s = op;
+    if (info->type != H5O_TYPE_DATASET || !strncmp(name, "index/", 6)) return 0;
+    /* /<top>/<group>/<id>: the id is what follows the second '/' (DAVIS ids contain '/') */
+    const char *id = strchr(name, '/');
+    if (id) id = strchr(id + 1, '/');
+    char **hit = id ? bsearch(&(const char *){id + 1}, s->sorted_ids, (size_t)s->r->index.n, sizeof *s->sorted_ids,
+                              cmp_str_ptr)
+                    : NULL;
+    if (!hit) {
+        s->rc = kc_fail("%s: dataset /%s belongs to no image of the index", s->r->path, name);
+        return -1;
+    }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        s->items = kc_realloc(s->items, (size_t)s->cap * sizeof *s->items);
+    }
+    s->items[s->n] = (hash_item){kc_strdup(name), s->sorted_pos[hit - s->sorted_ids], s->n};
+    s->n++;
+    return 0;
+}
+
+static int g_hash_batch, g_hash_first; /* for cmp_hash_item (qsort has no context argument) */
+static int cmp_hash_item(const void *a, const void *b)
+{
+    const hash_item *x = a, *y = b;
+    int bx = (x->pos - g_hash_first) / g_hash_batch, by = (y->pos - g_hash_first) / g_hash_batch;
+    if (bx != by) return bx < by ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+typedef struct hash_attr {
+    const cache_reader *r;
+    const char *dset;
+    sha256_ctx *hash;
+    int rc;
+} hash_attr;
+
+static herr_t hash_one_attr(hid_t loc, const char *name, const H5A_info_t *info, void *op)
+{
+    (void)info;
+    hash_attr *ha = op;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    hid_t at = H5Aget_type(a), as = H5Aget_space(a);
+    hssize_t n = H5Sget_simple_extent_npoints(as);
+    H5T_class_t cls = H5Tget_class(at);
+    int32_t vals[1024];
+    if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || n < 1 || n > 1024 ||
+        H5Aread(a, cls == H5T_FLOAT ? H5T_NATIVE_FLOAT : H5T_NATIVE_INT32, vals) < 0) {
+        ha->rc = kc_fail("%s: cannot read attribute %s of /%s", ha->r->path, name, ha->dset);
+    } else {
+        sha256_update(ha->hash, name, strlen(name) + 1);
+        sha256_update(ha->hash, vals, (size_t)n * 4);
+    }
+    H5Sclose(as);
+    H5Tclose(at);
+    H5Aclose(a);
+    return ha->rc < 0 ? -1 : 0;
+}
+
+/* Hashes one dataset as finish_impl does: "/name" and its NUL, the shape (int64), the values, then
+ * each attribute (name order) as its name, NUL and values. */
+static int hash_dataset(const cache_reader *r, const char *name, sha256_ctx *hash)
+{
+    hid_t d = H5Dopen2((hid_t)r->file, name, H5P_DEFAULT);
+    if (d < 0) return kc_fail("%s: cannot open dataset /%s", r->path, name);
+    hid_t ft = H5Dget_type(d), sp = H5Dget_space(d);
+    int rank = H5Sget_simple_extent_ndims(sp), rc = 0;
+    hsize_t dims[8];
+    int64_t dd[8];
+    size_t count = 1;
+    if (rank < 0 || rank > 8) {
+        rc = kc_fail("%s: dataset /%s has an unsupported shape", r->path, name);
+    } else {
+        H5Sget_simple_extent_dims(sp, dims, NULL);
+        for (int i = 0; i < rank; i++) {
+            count *= dims[i];
+            dd[i] = (int64_t)dims[i];
+        }
+    }
+    if (rc == 0) {
+        hid_t mt = H5Tget_class(ft) == H5T_FLOAT ? H5T_NATIVE_FLOAT : H5T_NATIVE_UINT8;
+        size_t el = mt == H5T_NATIVE_FLOAT ? 4 : 1;
+        void *buf = kc_malloc(count * el + 1);
+        if (H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+            rc = kc_fail("%s: cannot read dataset /%s", r->path, name);
+        } else {
+            char *path = kc_strfmt("/%s", name);
+            sha256_update(hash, path, strlen(path) + 1);
+            sha256_update(hash, dd, (size_t)rank * sizeof(int64_t));
+            sha256_update(hash, buf, count * el);
+            free(path);
+            hash_attr ha = {r, name, hash, 0};
+            hsize_t idx = 0;
+            if (H5Aiterate2(d, H5_INDEX_NAME, H5_ITER_INC, &idx, hash_one_attr, &ha) < 0 || ha.rc < 0)
+                rc = ha.rc < 0 ? -1 : kc_fail("%s: cannot read the attributes of /%s", r->path, name);
+        }
+        free(buf);
+    }
+    H5Sclose(sp);
+    H5Tclose(ft);
+    H5Dclose(d);
+    return rc;
+}
+
+static int hash_images_impl(const cache_reader *r, int first, int count, int batch, char hex[65])
+{
+    const cache_index *ix = &r->index;
+    if (first < 0 || count < 0 || first + count > ix->n || batch < 1)
+        return kc_fail("%s: images %d..%d in pieces of %d: not a range of its %d images", r->path, first + 1,
+                       first + count, batch, ix->n);
+    hash_scan s = {r, NULL, NULL, NULL, 0, 0, 0};
+    int n = ix->n > 0 ? ix->n : 1;
+    s.sorted_ids = kc_malloc((size_t)n * sizeof *s.sorted_ids);
+    s.sorted_pos = kc_malloc((size_t)n * sizeof *s.sorted_pos);
+    memcpy(s.sorted_ids, ix->ids, (size_t)ix->n * sizeof *s.sorted_ids);
+    qsort(s.sorted_ids, (size_t)ix->n, sizeof *s.sorted_ids, cmp_str_ptr);
+    for (int i = 0; i < ix->n; i++) {
+        /* ids are unique in an index (cache_open checks it), so the position is that id's */
+        char **hit = bsearch(&ix->ids[i], s.sorted_ids, (size_t)ix->n, sizeof *s.sorted_ids, cmp_str_ptr);
+        s.sorted_pos[hit - s.sorted_ids] = i;
+    }
+    int rc = 0;
+    if (H5Ovisit((hid_t)r->file, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &s) < 0 || s.rc < 0)
+        rc = s.rc < 0 ? -1 : kc_fail("%s: cannot list its datasets", r->path);
+    sha256_ctx hash;
+    sha256_init(&hash);
+    if (rc == 0) {
+        int m = 0;
+        for (int i = 0; i < s.n; i++)
+            if (s.items[i].pos >= first && s.items[i].pos < first + count) s.items[m++] = s.items[i];
+            else free(s.items[i].name);
+        s.n = m;
+        g_hash_batch = batch;
+        g_hash_first = first;
+        qsort(s.items, (size_t)s.n, sizeof *s.items, cmp_hash_item);
+        for (int i = 0; i < s.n && rc == 0; i++) rc = hash_dataset(r, s.items[i].name, &hash);
+    }
+    if (rc == 0) {
+        for (int i = first; i < first + count; i++) sha256_update(&hash, ix->ids[i], strlen(ix->ids[i]) + 1);
+        sha256_update(&hash, ix->grid + 2 * first, (size_t)count * 8);
+        sha256_update(&hash, ix->size + 2 * first, (size_t)count * 8);
+        sha256_hex(&hash, hex);
+    }
+    for (int i = 0; i < s.n; i++) free(s.items[i].name);
+    free(s.items);
+    free(s.sorted_ids);
+    free(s.sorted_pos);
+    return rc;
+}
+
+int cache_hash_images(const cache_reader *r, int first, int count, int batch, char hex[65])
+{
+    int rc;
+    HDF5_LOCK
+    rc = hash_images_impl(r, first, count, batch, hex);
+    return rc;
+}

@@ -94,6 +94,14 @@ int cache_list(const cache_reader *r, const char *group, char ***names, int *n);
 int cache_open_shard(cache_reader *r, const char *path, const char *format);
 /* Hash of the cache's content (stored at write time as root attribute content_hash). */
 const char *cache_content_hash(const cache_reader *r);
+/* The content hash, recomputed from the file, of images [first, first + count) of r's index as a
+ * cache holding only those images, written in pieces of `batch` images, would have stored: the
+ * writer's sha256 over every dataset of those images (piece by piece, HDF5 name order within a
+ * piece: "/path" NUL, shape as int64, values, then each attribute's name NUL values), then their
+ * ids (each with its NUL), grids and sizes.  first = 0, count = n and the writer's batch give the
+ * stored content_hash of an intact cache; a shard's slice of a merged cache gives that shard's
+ * (kc-merge --verify).  0, or -1 with the error set. */
+int cache_hash_images(const cache_reader *r, int first, int count, int batch, char hex[65]);
 void cache_close(cache_reader *r);
 
 /* ---- writing ------------------------------------------------------------------------------ */

@@ -1,6 +1,7 @@
 /* stages/kc-merge.c — join the shard caches of one stage into the cache its single run writes.
  *
- *   kc-merge OUT.h5 SHARD.h5...
+ *   kc-merge [--remove-shards] OUT.h5 SHARD.h5...
+ *   kc-merge --verify OUT.h5 SHARD.h5...
  *
  * The shards (kc-extract / kc-center / kc-decode --shard i/n, any order on the command line) must
  * be exactly 1/n .. n/n, each once, with the same provenance apart from `command`, `created`,
@@ -16,9 +17,11 @@
  * command: shard 1's command without `--shard i/n`, with its output path replaced by OUT — equal
  * to the single run's command when both were given the same way.  Only `created` differs.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pipeline/cache.h"
 #include "pipeline/kc.h"
@@ -28,7 +31,8 @@
 static void usage(int status)
 {
     fprintf(status ? stderr : stdout,
-            "usage: kc-merge OUT.h5 SHARD.h5...\n"
+            "usage: kc-merge [--remove-shards] OUT.h5 SHARD.h5...\n"
+            "       kc-merge --verify OUT.h5 SHARD.h5...\n"
             "\n"
             "Joins the n shard caches of one stage run with --shard i/n (1/n .. n/n, each exactly once,\n"
             "in any order) into OUT, the cache the stage writes without --shard: the same datasets,\n"
@@ -36,6 +40,12 @@ static void usage(int status)
             "single-run-equivalent command (--shard dropped, the shard's path replaced by OUT).  Shards of\n"
             "different inputs, settings or code versions, or an incomplete or duplicated set, are refused.\n"
             "Written atomically; an interrupted merge resumes from OUT.partial/.\n"
+            "\n"
+            "  --verify          only check an existing OUT against the shards: image count, index, OUT's\n"
+            "                    content_hash recomputed from its data, and each shard's content_hash\n"
+            "                    recomputed from OUT's slice of its images\n"
+            "  --remove-shards   merge, run that check, then delete the shard files (and their folder when\n"
+            "                    empty); if the check fails, OUT is deleted and the shards are kept\n"
             "\n"
             "example:\n"
             "  for i in 1 2 3 4; do kc-extract --model color --dataset voc:/data/VOC2012:val --shard $i/4 \\\n"
@@ -96,12 +106,64 @@ static char *single_run_command(const char *cmd, const char *shard_out, const ch
     return res;
 }
 
+/* NULL when out holds exactly the shards by_index[0..n-1] (see the header), else what differs. */
+static char *verify_merged(const char *out, cache_reader *const *by_index, int n, int full_n, int batch)
+{
+    cache_reader m;
+    if (cache_open_shard(&m, out, NULL) < 0) return kc_strdup(kc_error());
+    char *why = NULL;
+    int total = 0;
+    for (int i = 0; i < n; i++) total += by_index[i]->index.n;
+    const char *fm = cache_attr(&m, "format"), *fs = cache_attr(by_index[0], "format");
+    if (cache_attr(&m, "shard"))
+        why = kc_strfmt("%s: is itself a shard (%s), not a merged cache", out, cache_attr(&m, "shard"));
+    else if (!fm || !fs || strcmp(fm, fs))
+        why = kc_strfmt("%s: format '%s', the shards' is '%s'", out, fm ? fm : "?", fs ? fs : "?");
+    else if (m.index.n != total || total != full_n)
+        why = kc_strfmt("%s: holds %d images, the %d shards %d (their input %d)", out, m.index.n, n, total, full_n);
+    for (int i = 0, off = 0; !why && i < n; off += by_index[i]->index.n, i++) {
+        const cache_index *si = &by_index[i]->index;
+        for (int k = 0; !why && k < si->n; k++)
+            if (strcmp(m.index.ids[off + k], si->ids[k]) || memcmp(m.index.grid + 2 * (off + k), si->grid + 2 * k, 8) ||
+                memcmp(m.index.size + 2 * (off + k), si->size + 2 * k, 8))
+                why = kc_strfmt("%s: image %d (%s) differs from image %d of %s", out, off + k + 1, m.index.ids[off + k],
+                                k + 1, by_index[i]->path);
+    }
+    char hex[65];
+    if (!why) {
+        const char *stored = cache_content_hash(&m);
+        if (cache_hash_images(&m, 0, m.index.n, batch, hex) < 0)
+            why = kc_strdup(kc_error());
+        else if (!stored || strcmp(stored, hex))
+            why = kc_strfmt("%s: content_hash recomputed from its data is %.12s, stored %.12s (damaged file)", out, hex,
+                            stored ? stored : "(none)");
+    }
+    for (int i = 0, off = 0; !why && i < n; off += by_index[i]->index.n, i++) {
+        const char *stored = cache_content_hash(by_index[i]);
+        if (cache_hash_images(&m, off, by_index[i]->index.n, batch, hex) < 0)
+            why = kc_strdup(kc_error());
+        else if (!stored || strcmp(stored, hex))
+            why = kc_strfmt("%s: its images in %s hash to %.12s, the shard's content_hash is %.12s", by_index[i]->path,
+                            out, hex, stored ? stored : "(none)");
+    }
+    cache_close(&m);
+    return why;
+}
+
 int main(int argc, char **argv)
 {
     kc_set_prog("kc-merge");
     kc_set_cmdline(argc, argv);
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) usage(0);
+    int verify_only = 0, remove_shards = 0;
+    while (argc > 1 && (!strcmp(argv[1], "--verify") || !strcmp(argv[1], "--remove-shards"))) {
+        if (!strcmp(argv[1], "--verify")) verify_only = 1;
+        else remove_shards = 1;
+        argv++;
+        argc--;
+    }
+    if (verify_only && remove_shards) kc_die_msg("--verify and --remove-shards exclude each other");
     if (argc < 3) usage(2);
     for (int i = 1; i < argc; i++)
         if (argv[i][0] == '-') kc_die_msg("unknown option %s (see --help)", argv[i]);
@@ -171,6 +233,16 @@ int main(int argc, char **argv)
     const char *ids_hash = cache_attr(ref, "shard_ids");
     if (full_n < 1 || batch < 1 || !ids_hash)
         kc_die_msg("%s: shard attributes shard_images, shard_batch or shard_ids missing or invalid", ref->path);
+
+    if (verify_only) {
+        char *why = verify_merged(out, by_index, n, full_n, batch);
+        if (why) kc_die_msg("%s", why);
+        kc_info("verified %s: %d images, the same data as its %d shards", out, full_n, n);
+        for (int f = 0; f < n_files; f++) cache_close(&files[f]);
+        free(files);
+        free(by_index);
+        return 0;
+    }
 
     /* the full index: the shards' indexes in shard order */
     cache_index ix = {0, NULL, NULL, NULL};
@@ -301,6 +373,25 @@ int main(int argc, char **argv)
     char took[32];
     progress_fmt_time(kc_now() - t0, took, sizeof took);
     kc_info("wrote %s (%d images from %d shards) in %s", out, total, n, took);
+    if (remove_shards) {
+        char *why = verify_merged(out, by_index, n, full_n, batch);
+        if (why) {
+            unlink(out);
+            kc_die_msg("%s; removed %s, the shards are kept", why, out);
+        }
+        char *dir = kc_strdup(by_index[0]->path);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = 0;
+        for (int f = 0; f < n_files; f++) {
+            cache_close(&files[f]);
+            if (unlink(argv[2 + f]) < 0) kc_die_msg("%s: cannot remove (%s)", argv[2 + f], strerror(errno));
+        }
+        n_files = 0;
+        if (slash && rmdir(dir) < 0 && errno != ENOTEMPTY && errno != EEXIST)
+            kc_warn("%s: cannot remove the folder (%s)", dir, strerror(errno));
+        kc_info("verified %s against its %d shards (count, index, content_hash); removed the shards", out, n);
+        free(dir);
+    }
 
     prov_free(&prov);
     cache_writer_free(&w);

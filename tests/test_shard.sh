@@ -2,7 +2,9 @@
 # --shard i/n and kc-merge (no Slurm needed): shards of extract / center / decode merged equal the
 # single run (content_hash, every root attribute but `created`, and h5py's full walk when
 # available); propagate shards fill the same folder as one run; bad shard sets are refused;
-# `make demo SHARDS=4` (make -j2) ends with tables byte-identical to plain `make demo`.
+# `make demo SHARDS=4` (make -j2) ends with tables byte-identical to plain `make demo`, the
+# shards removed after kc-merge --remove-shards verified each merge (KEEP_SHARDS=1 keeps them);
+# kc-merge --verify refuses a changed merged cache and one of other shards.
 source "$(dirname "$0")/lib.sh"
 T=$(tmpdir shard)
 export KC_QUIET=1
@@ -102,7 +104,30 @@ expect_fail "shard as input" "is shard 1/3 of a cache" $B/kc-center --shard 1/2 
 expect_fail "bad --shard" "--shard 5/4" $B/kc-extract --model color --dataset "$VOC" --shard 5/4 --out "$T/x.h5"
 [ ! -e "$T/x.h5" ] && ok || bad "a refused merge left $T/x.h5"
 
-# 5. make demo SHARDS=4 (make -j2) gives the tables of plain make demo
+# 5. --verify / --remove-shards: the merged cache checked against its shards, then the shards removed
+$B/kc-merge --verify "$T/k.h5" "$T"/keys.s{1,2,3}.h5 && ok || bad "verify of a good merge"
+cp "$T/k.h5" "$T/k-bad.h5"
+if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then   # one value changed: its own hash no longer matches
+  /usr/bin/python3 -c "
+import h5py; f = h5py.File('$T/k-bad.h5', 'r+'); d = f['features/keys/' + sorted(f['features/keys'])[3]]; a = d[...]; a[0, 0] += 1; d[...] = a; f.close()"
+  expect_fail "verify of a changed merge" "^kc-merge: error: $T/k-bad.h5: content_hash recomputed from its data is [0-9a-f]{12}, stored [0-9a-f]{12} \(damaged file\)$" \
+    $B/kc-merge --verify "$T/k-bad.h5" "$T"/keys.s{1,2,3}.h5
+else
+  skip "h5py not available: a changed merged cache not checked"
+fi
+# a consistent cache of the same images and kind but other values (the centred keys): the shards' hashes tell
+expect_fail "verify against other shards" "^kc-merge: error: $T/keys.s1.h5: its images in $T/c.h5 hash to [0-9a-f]{12}, the shard's content_hash is [0-9a-f]{12}$" \
+  $B/kc-merge --verify "$T/c.h5" "$T"/keys.s{1,2,3}.h5
+expect_fail "verify: image count" "^kc-merge: error: $T/tokm.h5: holds 24 images, the 3 shards 16 \\(their input 16\\)$" $B/kc-merge --verify "$T/tokm.h5" "$T"/keys.s{1,2,3}.h5
+mkdir -p "$T/rm/keys.h5.shards"; cp "$T"/keys.s1.h5 "$T/rm/keys.h5.shards/1-of-3.h5"; cp "$T"/keys.s3.h5 "$T/rm/keys.h5.shards/3-of-3.h5"
+expect_fail "failed merge with --remove-shards" "incomplete set of shards" $B/kc-merge --remove-shards "$T/rm/keys.h5" "$T"/rm/keys.h5.shards/*
+[ "$(ls "$T/rm/keys.h5.shards" | wc -l)" = 2 ] && [ ! -e "$T/rm/keys.h5" ] && ok || bad "a failed merge removed shards or wrote its output"
+cp "$T"/keys.s2.h5 "$T/rm/keys.h5.shards/2-of-3.h5"
+$B/kc-merge --remove-shards "$T/rm/keys.h5" "$T"/rm/keys.h5.shards/* && [ ! -e "$T/rm/keys.h5.shards" ] && ok || bad "--remove-shards left the shards"
+a=$($B/kc-inspect "$T/keys.h5" | grep content_hash); b=$($B/kc-inspect "$T/rm/keys.h5" | grep content_hash)
+[ -n "$a" ] && [ "$a" = "$b" ] && ok || bad "--remove-shards: merged content_hash differs"
+
+# 6. make demo SHARDS=4 (make -j2) gives the tables of plain make demo
 M="make --no-print-directory -s BUILD=$BUILD"
 if $M demo DEMO_DIR="$T/d1" DEMO_TABLES="$T/t1" >"$T/d1.log" 2>&1 && \
    $M -j2 demo SHARDS=4 DEMO_DIR="$T/d4" DEMO_TABLES="$T/t4" >"$T/d4.log" 2>&1; then
@@ -110,7 +135,14 @@ if $M demo DEMO_DIR="$T/d1" DEMO_TABLES="$T/t1" >"$T/d1.log" 2>&1 && \
   for f in "$T"/t1/*; do n=$((n + 1)); cmp -s "$f" "$T/t4/$(basename "$f")" || { diffs=$((diffs + 1)); echo "differs: $f" >&2; }; done
   echo "make demo SHARDS=4 vs plain: $n table files, $diffs differ"
   [ "$n" -ge 7 ] && [ "$diffs" -eq 0 ] && ok || bad "SHARDS=4 tables differ ($diffs of $n)"
-  ls "$T"/d4/cache/color/voc12-select/masks.h5.shards/4-of-4.h5 >/dev/null 2>&1 && ok || bad "SHARDS=4 made no shards"
+  # the shards were removed after each verified merge, and a rerun does not make them again
+  left=$(find "$T/d4/cache" -path '*.shards/*' | wc -l)
+  [ "$left" = 0 ] && [ -f "$T/d4/cache/color/voc12-select/masks.h5" ] && ok || bad "SHARDS=4 left $left shard files"
+  rerun=$($M -j2 demo SHARDS=4 DEMO_DIR="$T/d4" DEMO_TABLES="$T/t4" --no-silent 2>&1 | grep -cE 'kc-(extract|center|decode|merge) ')
+  [ "$rerun" = 0 ] && ok || bad "a rerun after the shards were removed ran $rerun stage commands"
+  m=$(ls -d "$T"/d4/cache/color/voc12-val/masks-*.h5); st=${m##*/masks-}; st=${st%.h5}; rm "$m"
+  $M SHARDS=4 KEEP_SHARDS=1 NETS=color VOC="$T/d4/data/voc" OUT="$T/d4" SPLITS="$T/d4/splits" SELECT_COUNT=16 SETTING="$st" "$m" >/dev/null 2>&1
+  [ "$(ls "$T"/d4/cache/color/voc12-val/masks-*.h5.shards/ | wc -l)" = 4 ] && ok || bad "KEEP_SHARDS=1 did not keep the 4 shards"
 else
   bad "make demo failed: $(tail -n 3 "$T/d1.log" "$T/d4.log")"
 fi

@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
-# tests/slurm/cluster.sh start DIR | stop DIR — a one-node Slurm cluster on localhost for tests.
+# tests/slurm/cluster.sh start DIR [NODES] | stop DIR — a Slurm cluster on localhost for tests.
 #
-# start: writes DIR/slurm.conf (one node "localhost" with this machine's CPUs, one partition "kc"),
-# a munge key, and starts munged, slurmctld and slurmd directly (no systemd), all state under DIR.
+# start: writes DIR/slurm.conf (NODES nodes, default 1, named kc1.. kcN, each with this machine's CPUs
+# and 1/(2 NODES) of its memory, one partition "kc" with MaxTime 1 hour), a munge key, and starts
+# munged, slurmctld and one slurmd per node directly (no systemd), all state under DIR.  The nodes
+# are several slurmd on this machine: each its own NodeName (slurmd -N kcK), its own Port, spool
+# folder, log and pid file (%n in slurm.conf), all with NodeHostname=localhost.
 # Prints "export SLURM_CONF=DIR/slurm.conf" on success; exits 3 with the reason when the cluster
 # cannot run here (not root, packages missing, a daemon does not come up).
 # stop: kills the daemons it started (their pid files under DIR), nothing else.
 set -u -o pipefail
-cmd=${1:-} dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR" >&2; exit 2; }
+cmd=${1:-} dir=${2:-} nodes=${3:-1}
+[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start DIR [NODES] | stop DIR" >&2; exit 2; }
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
 stop() {
-  for p in slurmd slurmctld munged; do
-    [ -f "$dir/$p.pid" ] || continue
-    pid=$(cat "$dir/$p.pid")
+  local f p pid
+  for f in "$dir"/slurmd-*.pid "$dir/slurmctld.pid" "$dir/munged.pid"; do
+    [ -f "$f" ] || continue
+    pid=$(cat "$f")
     kill "$pid" 2>/dev/null
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$pid" 2>/dev/null
-    rm -f "$dir/$p.pid"
+    rm -f "$f"
   done
 }
 
@@ -42,7 +46,7 @@ munged --force -S "$sock" --key-file="$dir/munge/munge.key" --pid-file="$dir/mun
   || unavailable "munged did not start: $(tail -n 1 "$dir/log/munged.err")"
 
 cpus=$(nproc)
-mem=$(awk '/MemTotal/ {print int($2 / 1024 / 2)}' /proc/meminfo)
+mem=$(awk -v n="$nodes" '/MemTotal/ {print int($2 / 1024 / 2 / n)}' /proc/meminfo)
 port=$((6900 + RANDOM % 500))
 cat > "$dir/slurm.conf" <<EOF
 ClusterName=kctest
@@ -55,11 +59,11 @@ AuthType=auth/munge
 AuthInfo=socket=$sock
 CryptoType=crypto/munge
 StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool
+SlurmdSpoolDir=$dir/spool/%n
 SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd.pid
+SlurmdPidFile=$dir/slurmd-%n.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
-SlurmdLogFile=$dir/log/slurmd.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SchedulerType=sched/backfill
@@ -77,15 +81,22 @@ SlurmdTimeout=30
 InactiveLimit=0
 MinJobAge=300
 KillWait=5
-NodeName=localhost CPUs=$cpus RealMemory=$mem State=UNKNOWN
-PartitionName=kc Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 EOF
+names=
+for k in $(seq "$nodes"); do
+  echo "NodeName=kc$k NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((port + k)) CPUs=$cpus RealMemory=$mem State=UNKNOWN" >> "$dir/slurm.conf"
+  names=$names${names:+,}kc$k
+  mkdir -p "$dir/spool/kc$k"
+done
+echo "PartitionName=kc Nodes=$names Default=YES MaxTime=01:00:00 State=UP" >> "$dir/slurm.conf"
 export SLURM_CONF=$dir/slurm.conf
 slurmctld -f "$SLURM_CONF" -i 2>"$dir/log/slurmctld.err" || unavailable "slurmctld did not start: $(tail -n 2 "$dir/log/slurmctld.err" "$dir/log/slurmctld.log" 2>/dev/null | tail -n 1)"
-slurmd -f "$SLURM_CONF" 2>"$dir/log/slurmd.err" || unavailable "slurmd did not start: $(tail -n 1 "$dir/log/slurmd.err")"
+for k in $(seq "$nodes"); do
+  slurmd -N kc$k -f "$SLURM_CONF" 2>>"$dir/log/slurmd.err" || unavailable "slurmd -N kc$k did not start: $(tail -n 1 "$dir/log/slurmd.err")"
+done
 for _ in $(seq 100); do
-  st=$(sinfo -h -N -o '%T' 2>/dev/null | head -n 1)
-  case $st in idle*|mixed*|allocated*) echo "export SLURM_CONF=$SLURM_CONF"; exit 0 ;; esac
+  st=$(sinfo -h -N -o '%T' 2>/dev/null | sort | uniq -c | awk '{print $2 "x" $1}' | paste -sd' ')
+  [ "$st" = "idlex$nodes" ] && { echo "export SLURM_CONF=$SLURM_CONF"; exit 0; }
   sleep 0.2
 done
-unavailable "node not idle after 20 s (state '${st:-?}'): $(tail -n 2 "$dir/log/slurmd.log" 2>/dev/null | tail -n 1)"
+unavailable "$nodes node(s) not idle after 20 s (states: ${st:-?}): $(tail -q -n 1 "$dir"/log/slurmd-*.log 2>/dev/null | tail -n 1)"

@@ -1,23 +1,53 @@
 #!/usr/bin/env bash
 # tests/slurm/test_slurm.sh — `make test-slurm` (not part of tests/run.sh: it starts daemons and takes
-# about 2-3 minutes).  Checks:
-#  1. configs/slurm-submit.sh gives up on a target whose last two attempts failed with the same
-#     error (reported with its log path, nothing submitted), and resubmits one whose errors differ
-#     (fake sbatch/squeue: needs no cluster).
-#  2. On a one-node Slurm cluster started here (tests/slurm/cluster.sh): make demo SCHEDULER=slurm
-#     SHARDS=4 with a relative BUILD, one decode array task cancelled mid-run (scancel); `make status`
-#     names it with its log; the rerun resubmits exactly that shard (plus the merge and final jobs)
-#     and ends with tables byte-identical to plain make demo.
-# SKIP (never FAIL) for part 2 when the cluster cannot run here.
+# about 3-4 minutes).  Checks:
+#  1. Without a cluster (fake sbatch, squeue, scontrol): the give-up rule of configs/slurm-submit.sh;
+#     the refusal of requests the cluster cannot meet, word for word, nothing submitted; `make status`
+#     turning Slurm's pending reasons into plain words, word for word; the steps `make demo`, `make
+#     report` (SETTING=best and a given setting) and `make davis` submit.
+#  2. On a two-node Slurm cluster started here (tests/slurm/cluster.sh: two slurmd on this machine;
+#     one node, and the two-node check skipped with the reason, when two cannot start): a request
+#     too large refused, nothing queued; make report SCHEDULER=slurm SHARDS=4 with one decode-val
+#     task cancelled while it runs; `make status` names it with its log; the rerun resubmits exactly
+#     that task (plus the merge and final jobs); the tables are byte-identical to plain make demo;
+#     no shard file is left after the verified merges; the extract shards ran on both nodes;
+#     make davis SCHEDULER=slurm SHARDS=2 KEEP_SHARDS=1 gives plain make demo's J&F, shards kept.
+# SKIP (never FAIL) for part 2 when no cluster can run here.
 source "$(dirname "$0")/../lib.sh"
 T=$(tmpdir slurm)
 export KC_QUIET=1
 
 # ---- 1. the give-up rule, with a fake sbatch --------------------------------------------------
 F=$T/fake; mkdir -p "$F/bin" "$F/s/round-1/logs" "$F/s/round-2/logs"
-printf '#!/bin/sh\necho "$*" >> %s/sbatch.calls\necho 7\n' "$F" > "$F/bin/sbatch"
-printf '#!/bin/sh\nexit 0\n' > "$F/bin/squeue"
-chmod +x "$F/bin/sbatch" "$F/bin/squeue"
+# sbatch: records its arguments, answers job ids 7, 8, ...; squeue: $F/squeue.out; scontrol: a
+# cluster of two partitions (kc: nodes of 2 CPUs / 4000M and 4 CPUs / 2000M, at most 1 hour; big:
+# 16 CPUs, 2000M per CPU, 2 days); sacct: nothing (no accounting)
+cat > "$F/bin/sbatch" <<EOF
+#!/bin/sh
+echo "\$*" >> $F/sbatch.calls
+n=\$(cat $F/sbatch.calls | wc -l); echo \$((n + 6))
+EOF
+printf '#!/bin/sh\ncat %s/squeue.out 2>/dev/null; exit 0\n' "$F" > "$F/bin/squeue"
+printf '#!/bin/sh\nexit 0\n' > "$F/bin/sacct"
+cat > "$F/bin/scontrol" <<EOF
+#!/bin/sh
+[ ! -f $F/scontrol.fail ] || { echo "slurm_load_partitions: Unable to contact slurm controller (connect failure)" >&2; exit 1; }
+case "\$*" in
+  "show partition -o") cat <<'P'
+PartitionName=kc AllowGroups=ALL Default=YES DefaultTime=NONE MaxNodes=UNLIMITED MaxTime=01:00:00 MaxCPUsPerNode=UNLIMITED Nodes=n[1-2] State=UP MaxMemPerNode=UNLIMITED
+PartitionName=big AllowGroups=ALL Default=NO MaxTime=2-00:00:00 MaxCPUsPerNode=UNLIMITED Nodes=n3 State=UP MaxMemPerCPU=2000
+P
+  ;;
+  "show node -o") cat <<'N'
+NodeName=n1 Arch=x86_64 CoresPerSocket=1 CPUAlloc=0 CPUEfctv=2 CPUTot=2 RealMemory=4000 Partitions=kc State=IDLE
+NodeName=n2 Arch=x86_64 CoresPerSocket=1 CPUAlloc=0 CPUEfctv=4 CPUTot=4 RealMemory=2500 MemSpecLimit=500 Partitions=kc State=IDLE
+NodeName=n3 Arch=x86_64 CoresPerSocket=1 CPUAlloc=0 CPUEfctv=16 CPUTot=16 RealMemory=64000 Partitions=big State=IDLE
+N
+  ;;
+  *) echo "scontrol: unexpected \$*" >&2; exit 1 ;;
+esac
+EOF
+chmod +x "$F/bin/sbatch" "$F/bin/squeue" "$F/bin/sacct" "$F/bin/scontrol"
 tgt=$F/out/masks.h5.shards/2-of-4.h5
 echo "decode - $tgt" > "$F/s/plan.txt"
 for r in 1 2; do
@@ -36,7 +66,7 @@ if [ $rc -ne 0 ] && grep -q "failed twice with the same error" <<<"$out" && grep
 rm -rf "$F/s/round-3"
 echo "kc-decode: error: $tgt: cannot create (No space left on device)" >> "$F/s/round-2/logs/decode-1.log"
 out=$(fake_submit 2>&1); rc=$?
-[ $rc -eq 0 ] && [ "$(wc -l < "$F/sbatch.calls" 2>/dev/null)" = 2 ] && grep -q "$tgt" "$F/s/round-3/decode.sbatch" \
+[ $rc -eq 0 ] && [ "$(wc -l < "$F/sbatch.calls" 2>/dev/null)" = 2 ] && [ -f "$F/s/round-3/decode.sbatch" ] && grep -q "$tgt" "$F/s/round-3/decode.sbatch" \
   && grep -q -- "--chdir=$PWD" "$F/s/round-3/decode.sbatch" && ok || bad "different errors must be resubmitted (rc=$rc): $out"
 rm -rf "$F/s/round-3" "$F/sbatch.calls"
 for r in 1 2; do   # killed twice at the time limit (other job ids and times): given up as well
@@ -46,62 +76,210 @@ done
 out=$(fake_submit 2>&1); rc=$?
 [ $rc -ne 0 ] && grep -q "DUE TO TIME LIMIT" <<<"$out" && [ ! -f "$F/sbatch.calls" ] && ok || bad "time limit twice must be given up (rc=$rc): $out"
 
-# ---- 2. a real one-node cluster ---------------------------------------------------------------
+
+# ---- 1b. requests the fake cluster cannot meet: one line each, exactly; nothing submitted --------
+rm -rf "$F/s/round-3" "$F/sbatch.calls" "$F/s/round-1" "$F/s/round-2"
+cat > "$F/big.ini" <<'EOF'
+[defaults]
+time = 00:10:00
+cpus = 1
+mem = 400M
+[extract]
+cpus = 8
+[center]
+time = 2:00:00
+[propagate]
+cpus = 4
+mem = 3G
+[decode]
+mem = 8G
+cpus = lots
+[merge-masks]
+partition = gpu
+[davis]
+mem = lots
+[best]
+time = soon
+[final]
+partition = big
+cpus = 2
+mem = 8G
+EOF
+for st in extract center propagate decode merge-masks davis best; do echo "$st - $F/out/$st.h5"; done > "$F/s/plan.txt"
+out=$(PATH=$F/bin:$PATH KC_SLURM_DIR=$F/s KC_SLURM_INI=$F/big.ini KC_SLURM_GOAL=report KC_SLURM_MAKE=true KC_SLURM_FINAL=true \
+      configs/slurm-submit.sh 2>&1); rc=$?
+want="slurm: step extract asks for 8 CPUs per task, partition kc offers at most 4 per node: lower cpus in [extract] of $F/big.ini
+slurm: step center asks for 2:00:00, partition kc allows at most 01:00:00 (MaxTime): lower time in [center] of $F/big.ini
+slurm: step propagate asks for 4 CPUs and 3G of memory on one node, no node of partition kc has both: lower cpus or mem in [propagate] of $F/big.ini
+slurm: step decode: cpus = lots is not a number of CPUs: fix cpus in [decode] of $F/big.ini
+slurm: step decode asks for 8G of memory, partition kc offers at most 4000M per node: lower mem in [decode] of $F/big.ini
+slurm: step merge-masks asks for partition gpu, which the cluster does not have (it has: kc, big): change partition in [merge-masks] of $F/big.ini
+slurm: step davis: mem = lots is not an amount of memory (e.g. 4G, 500M): fix mem in [davis] of $F/big.ini
+slurm: step best: time = soon is not a time limit (e.g. 04:00:00, 1-00:00:00): fix time in [best] of $F/big.ini
+slurm: step final asks for 8G of memory, partition big offers at most 4000M per node: lower mem in [final] of $F/big.ini
+slurm: nothing submitted: 9 request(s) above can never be met on this cluster (see sinfo, scontrol show partition, scontrol show node)"
+[ $rc = 2 ] && [ "$out" = "$want" ] && ok || bad "refusal of the fake cluster (rc=$rc): $(diff <(echo "$want") <(echo "$out"))"
+[ ! -f "$F/sbatch.calls" ] && [ -z "$(ls -d "$F"/s/round-* 2>/dev/null)" ] && ok || bad "a refused submission submitted or wrote a round"
+touch "$F/scontrol.fail"
+out=$(PATH=$F/bin:$PATH KC_SLURM_DIR=$F/s KC_SLURM_INI=tests/slurm/test.ini KC_SLURM_GOAL=report KC_SLURM_MAKE=true KC_SLURM_FINAL=true \
+      configs/slurm-submit.sh 2>&1); rc=$?
+want="slurm: cannot read the cluster's limits (scontrol show partition / show node: slurm_load_partitions: Unable to contact slurm controller (connect failure)); nothing submitted"
+[ $rc = 2 ] && [ "$out" = "$want" ] && [ ! -f "$F/sbatch.calls" ] && ok || bad "no cluster limits (rc=$rc): $out"
+rm -f "$F/scontrol.fail"
+
+# ---- 1c. make status: Slurm's pending reasons in plain words, exactly -----------------------------
+mkdir -p "$F/s/round-1/logs"
+declare -A words=(
+  [Dependency]="waiting for the jobs it depends on to finish"
+  [Resources]="waiting for free CPUs or memory (the nodes are busy)"
+  [Priority]="waiting for its turn (other jobs have priority)"
+  [JobArrayTaskLimit]="waiting: max_parallel tasks of this array already run"
+  [BeginTime]="waiting for its start time"
+  [None]="waiting to be scheduled"
+  [PartitionDown]="waiting: the partition is down (the administrators must bring it up)"
+  [NodeDown]="waiting: the nodes it needs are down or reserved"
+  [JobHeldUser]="held: scontrol release <jobid> lets it run"
+  [QOSMaxCpuPerUserLimit]="waiting for a limit of your account or QOS (running jobs, CPUs or time in use) to allow it"
+  [PartitionConfig]="never: it asks for more than its partition, account or QOS allows (scancel <jobid>, fix the step in SLURM_INI, rerun)"
+  [QOSMaxWallDurationPerJobLimit]="never: it asks for more than its partition, account or QOS allows (scancel <jobid>, fix the step in SLURM_INI, rerun)"
+  [DependencyNeverSatisfied]="never: a job it depends on failed (cancel it: scancel <jobid>; then rerun the make command)"
+)
+printf 'decode 41\n' > "$F/s/round-1/jobs.tsv"; : > "$F/s/round-1/tasks.tsv"; : > "$F/squeue.out"
+k=0; want="== $F/s (1 round(s))"
+for r in $(printf '%s\n' "${!words[@]}" | LC_ALL=C sort); do
+  k=$((k + 1)); echo "decode $k $F/out/$r.h5 $F/s/round-1/logs/decode-$k.log" >> "$F/s/round-1/tasks.tsv"
+  echo "41_$k PENDING $r" >> "$F/squeue.out"
+  want+=$'\n'"$(printf '  %-16s %-16s %s\n                     %s' "decode#$k" pending "$F/out/$r.h5" "${words[$r]} (Slurm reason: $r, job 41_$k)")"
+done
+want+="
+  done 0, running 0, pending 13, failed or not run 0
+  3 task(s) can never start as submitted: cancel them (scancel <jobid>), fix their step in the resource file (SLURM_INI) and run the same make command again"
+out=$(PATH=$F/bin:$PATH configs/slurm-status.sh "$F/s" 2>&1)
+[ "$out" = "$want" ] && ok || bad "make status reasons: $(diff <(echo "$want") <(echo "$out"))"
+
+# ---- 1d. the steps each goal submits (fake sbatch; the demo data, no cluster) ---------------------
+: > "$F/squeue.out"
+M="make --no-print-directory -s BUILD=$BUILD"
+$M "$T/dd/data/voc/ImageSets/Segmentation/train.txt" DEMO_DIR="$T/dd" >/dev/null 2>&1 || bad "demo data"
+G=(VOC="$T/dd/data/voc" NETS=color SELECT_COUNT=16 SPLITS="$T/dd/splits" SHARDS=2 SLURM_INI=tests/slurm/test.ini)
+steps_of() { awk '{print $1}' "$1"/slurm/round-1/jobs.tsv | paste -sd' '; }
+PATH=$F/bin:$PATH $M demo SCHEDULER=slurm SHARDS=2 SLURM_INI=tests/slurm/test.ini DEMO_DIR="$T/dd" >/dev/null 2>&1
+[ "$(steps_of "$T/dd")" = "extract merge-features center propagate davis merge-centered decode merge-masks best decode-val merge-val final" ] \
+  && ok || bad "demo steps: $(steps_of "$T/dd")"
+grep -q 'masks-@BEST@.h5.shards/2-of-2.h5' "$T/dd/slurm/round-1/decode-val.sbatch" && grep -q 'set -- SETTING=$best' "$T/dd/slurm/round-1/decode-val.sbatch" \
+  && ok || bad "decode-val does not read the best setting in its job"
+PATH=$F/bin:$PATH $M report SCHEDULER=slurm "${G[@]}" OUT="$T/f1" >/dev/null 2>&1
+[ "$(steps_of "$T/f1")" = "extract merge-features center merge-centered decode merge-masks best decode-val merge-val final" ] \
+  && ok || bad "report steps: $(steps_of "$T/f1")"
+PATH=$F/bin:$PATH $M report SCHEDULER=slurm "${G[@]}" DAVIS="$T/dd/data/davis" SETTING=t0.10-bin-mean-corners-n1 OUT="$T/f2" >/dev/null 2>&1
+[ "$(steps_of "$T/f2")" = "extract merge-features center propagate davis merge-centered decode-val merge-val final" ] \
+  && ok || bad "report SETTING=... steps: $(steps_of "$T/f2")"
+PATH=$F/bin:$PATH $M davis SCHEDULER=slurm SHARDS=2 SLURM_INI=tests/slurm/test.ini DAVIS="$T/dd/data/davis" OUT="$T/f3" >/dev/null 2>&1
+[ "$(steps_of "$T/f3")" = "extract merge-features propagate davis final" ] && ok || bad "davis steps: $(steps_of "$T/f3")"
+
+# ---- 2. a real cluster: two slurmd on this machine (one when two cannot start) -----------------
 C=$T/cluster
-if ! out=$(tests/slurm/cluster.sh start "$C" 2>&1); then
-  skip "no Slurm cluster: $(tail -n 1 <<<"$out")"
-  done_tests; exit 0
+nodes=2 two_why=
+if ! out=$(tests/slurm/cluster.sh start "$C" 2 2>&1); then
+  two_why=$(tail -n 1 <<<"$out")
+  nodes=1
+  if ! out=$(tests/slurm/cluster.sh start "$C" 1 2>&1); then
+    skip "no Slurm cluster: $(tail -n 1 <<<"$out")"
+    done_tests; exit 0
+  fi
 fi
 export SLURM_CONF=$C/slurm.conf PATH=$PATH:/usr/sbin
 trap 'tests/slurm/cluster.sh stop "$C"' EXIT
 trap 'exit 143' INT TERM   # (timeout, ^C: still stop the daemons)
-M="make --no-print-directory -s BUILD=$BUILD"
-ARGS=(SHARDS=4 SLURM_INI=tests/slurm/test.ini DEMO_DIR="$T/ds" DEMO_TABLES="$T/ts")
+echo "cluster: $nodes node(s): $(sinfo -h -N -o '%N %c %m' | paste -sd';')"
 t0=$SECONDS
 $M demo DEMO_DIR="$T/d1" DEMO_TABLES="$T/t1" >"$T/plain.log" 2>&1 || bad "plain make demo failed: $(tail -n 3 "$T/plain.log")"
 echo "plain make demo: $((SECONDS - t0)) s"
+R=(VOC="$T/d1/data/voc" DAVIS="$T/d1/data/davis" NETS=color SELECT_COUNT=16 SHARDS=4 OUT="$T/rs" SPLITS="$T/rs/splits"
+   TABLES="$T/rs/tables" LEDGER="$T/rs/ledger.tsv")
 
 wait_idle() { # until no job is queued on the test cluster (at most $1 s)
   for _ in $(seq "$1"); do [ -z "$(squeue -h 2>/dev/null)" ] && return 0; sleep 1; done; return 1
 }
-# round 1: submit, cancel one decode task as soon as it runs
+# a request too large: refused with one line per step, nothing queued, no round written
+out=$($M report SCHEDULER=slurm "${R[@]}" SLURM_INI=tests/slurm/too-large.ini 2>&1 >/dev/null | grep -v '^make'); rc=$?
+want="slurm: step extract asks for 512 CPUs per task, partition kc offers at most $(nproc) per node: lower cpus in [extract] of tests/slurm/too-large.ini
+slurm: step final asks for 02:00:00, partition kc allows at most 01:00:00 (MaxTime): lower time in [final] of tests/slurm/too-large.ini
+slurm: nothing submitted: 2 request(s) above can never be met on this cluster (see sinfo, scontrol show partition, scontrol show node)"
+[ "$out" = "$want" ] && ok || bad "refusal on the test cluster: $(diff <(echo "$want") <(echo "$out"))"
+[ -z "$(squeue -h)" ] && [ ! -d "$T/rs/slurm/round-1" ] && ok || bad "a refused make report queued jobs or wrote a round"
+
+# round 1: make report through Slurm; one decode-val task (its val masks at the best setting)
+# cancelled as soon as it runs
 t0=$SECONDS
-$M demo SCHEDULER=slurm "${ARGS[@]}" >"$T/submit1.log" 2>&1 && ok || bad "submit failed: $(tail -n 3 "$T/submit1.log")"
+$M report SCHEDULER=slurm "${R[@]}" SLURM_INI=tests/slurm/test.ini >"$T/submit1.log" 2>&1 && ok || bad "submit failed: $(tail -n 3 "$T/submit1.log")"
 cat "$T/submit1.log"
-decode=$(awk '$2 == "decode" {print $4}' "$T/submit1.log")
+$M status OUT="$T/rs" > "$T/status0.txt"
+grep -qE "^                     waiting for the jobs it depends on to finish \(Slurm reason: Dependency, job [0-9]+_[0-9]+\)$" "$T/status0.txt" \
+  && ok || bad "make status right after submitting shows no task waiting for its dependency: $(head -n 5 "$T/status0.txt")"
+dv=$(awk '$2 == "decode-val" {print $4}' "$T/submit1.log")
 cancelled=
 for _ in $(seq 1500); do
-  [ -n "$decode" ] || break
-  st=$(squeue -h -r -j "$decode" -o '%i %T' 2>/dev/null | awk '$2 == "RUNNING" {print $1; exit}')
+  [ -n "$dv" ] || break
+  st=$(squeue -h -r -j "$dv" -o '%i %T' 2>/dev/null | awk '$2 == "RUNNING" {print $1; exit}')
   if [ -n "$st" ]; then scancel "$st"; cancelled=$st; break; fi
   [ -n "$(squeue -h 2>/dev/null)" ] || break
   sleep 0.1
 done
-[ -n "$cancelled" ] && ok || bad "no decode task seen running"
+[ -n "$cancelled" ] && ok || bad "no decode-val task seen running"
 echo "cancelled $cancelled"
-echo "--- make status during round 1:"; $M status DEMO_DIR="$T/ds" OUT="$T/ds" | tail -n 6
-wait_idle 150 || bad "round 1 jobs still queued"
+wait_idle 200 || bad "round 1 jobs still queued"
 echo "round 1: $((SECONDS - t0)) s"
 echo "--- make status after round 1 (without the done lines):"
-$M status OUT="$T/ds" > "$T/status1.txt"; grep -vE '^  \S+ +done ' "$T/status1.txt" | tail -n 12
+$M status OUT="$T/rs" > "$T/status1.txt"; grep -vE '^  \S+ +done ' "$T/status1.txt" | tail -n 12
 want=${cancelled#*_}
-grep -q "^  decode#$want  *cancelled .*masks.h5.shards/$want-of-4.h5" "$T/status1.txt" \
-  && grep -q "log: .*/round-1/logs/decode-$want.log" "$T/status1.txt" && ok \
-  || bad "make status does not name the cancelled decode#$want with its log"
-# round 2: exactly the cancelled shard is resubmitted (its step), then merge and final
+grep -q "^  decode-val#$want  *cancelled .*/voc12-val/masks-t[^/]*.h5.shards/$want-of-4.h5$" "$T/status1.txt" \
+  && grep -q "log: .*/round-1/logs/decode-val-$want.log" "$T/status1.txt" && ok \
+  || bad "make status does not name the cancelled decode-val#$want with its log"
+# round 2: exactly the cancelled task is resubmitted (its step), then the merge and the final job
 t0=$SECONDS
-$M demo SCHEDULER=slurm "${ARGS[@]}" >"$T/submit2.log" 2>&1 || bad "resubmit failed: $(tail -n 3 "$T/submit2.log")"
+$M report SCHEDULER=slurm "${R[@]}" SLURM_INI=tests/slurm/test.ini >"$T/submit2.log" 2>&1 || bad "resubmit failed: $(tail -n 3 "$T/submit2.log")"
 cat "$T/submit2.log"
-steps=$(awk '{print $1}' "$T"/ds/slurm/round-2/tasks.tsv | paste -sd' ')
-[ "$steps" = "decode merge-masks final" ] && grep -q "^decode 1 .*masks.h5.shards/$want-of-4.h5 " "$T/ds/slurm/round-2/tasks.tsv" && ok \
-  || bad "round 2 resubmitted: $(cut -d' ' -f1-3 "$T/ds/slurm/round-2/tasks.tsv" | tr '\n' ';')"
+steps=$(awk '{print $1}' "$T"/rs/slurm/round-2/tasks.tsv | paste -sd' ')
+[ "$steps" = "decode-val merge-val final" ] && grep -q "^decode-val 1 .*masks-@BEST@.h5.shards/$want-of-4.h5 " "$T/rs/slurm/round-2/tasks.tsv" && ok \
+  || bad "round 2 resubmitted: $(cut -d' ' -f1-3 "$T/rs/slurm/round-2/tasks.tsv" | tr '\n' ';')"
 wait_idle 150 || bad "round 2 jobs still queued"
 echo "round 2: $((SECONDS - t0)) s"
-echo "--- make status after round 2:"; $M status OUT="$T/ds" | tail -n 3
-$M status OUT="$T/ds" | grep -q "failed or not run 0" && ok || bad "make status after round 2 still reports failures"
+echo "--- make status after round 2:"; $M status OUT="$T/rs" | tail -n 3
+$M status OUT="$T/rs" | grep -q "failed or not run 0" && ok || bad "make status after round 2 still reports failures"
+# the tables of plain make demo (demo.* is report.*, demo-sweep.* is sweep.*)
 n=0; diffs=0
-for f in "$T"/t1/*; do n=$((n + 1)); cmp -s "$f" "$T/ts/$(basename "$f")" || diffs=$((diffs + 1)); done
-echo "slurm tables vs plain: $n files, $diffs differ"
-[ "$n" -ge 7 ] && [ "$diffs" -eq 0 ] && ok || bad "slurm demo tables differ from plain make demo ($diffs of $n)"
-[ "$diffs" -eq 0 ] || grep -h 'error' "$T"/ds/slurm/round-*/logs/*.log | sort | uniq -c | head -n 5
+for f in "$T"/t1/*; do
+  b=$(basename "$f"); b=${b/demo-sweep/sweep}; b=${b/demo/report}; n=$((n + 1))
+  cmp -s "$f" "$T/rs/tables/$b" || { diffs=$((diffs + 1)); echo "differs: $f $T/rs/tables/$b"; }
+done
+echo "slurm report tables vs plain demo: $n files, $diffs differ"
+[ "$n" -ge 7 ] && [ "$diffs" -eq 0 ] && ok || bad "slurm report tables differ from plain make demo ($diffs of $n)"
+[ "$diffs" -eq 0 ] || grep -h 'error' "$T"/rs/slurm/round-*/logs/*.log | sort | uniq -c | head -n 5
+# the shards: gone after the verified merges; the merged caches there
+left=$(find "$T/rs/cache" -path '*.shards/*' | wc -l); merged=$(find "$T/rs/cache" -name '*.h5' | wc -l)
+echo "after the merges: $left shard files, $merged caches"
+[ "$left" = 0 ] && [ "$merged" = 7 ] && ok || bad "after make report: $left shard files left, $merged merged caches (7 expected)"
+# two nodes: the extract shards ran on both
+on=$(sed -n 's/^keycut: .* on \([^,]*\), task .*/\1/p' "$T"/rs/slurm/round-1/logs/extract-*.log | sort | uniq -c | awk '{print $2 "x" $1}' | paste -sd' ')
+echo "extract tasks per node: $on"
+if [ "$nodes" = 2 ]; then
+  [[ $on =~ ^kc1x[0-9]+\ kc2x[0-9]+$ ]] && ok || bad "the extract shards did not run on both nodes: $on"
+else
+  skip "two slurmd on this machine did not start ($two_why): the two-node case not checked"
+fi
+
+# make davis through Slurm, KEEP_SHARDS=1: plain make demo's J&F; the token shards kept
+t0=$SECONDS
+V=(DAVIS="$T/d1/data/davis" NETS=color SHARDS=2 KEEP_SHARDS=1 OUT="$T/dv" SLURM_INI=tests/slurm/test.ini)
+$M davis SCHEDULER=slurm "${V[@]}" >"$T/submit3.log" 2>&1 && ok || bad "make davis submit failed: $(tail -n 3 "$T/submit3.log")"
+wait_idle 150 || bad "make davis jobs still queued"
+echo "make davis through Slurm: $((SECONDS - t0)) s"
+d=results/color/davis17-val
+for f in global_results-val.csv per-sequence_results-val.csv; do
+  cmp -s "$T/d1/$d/$f" "$T/dv/$d/$f" && ok || bad "make davis SCHEDULER=slurm: $f differs from plain make demo's"
+done
+[ "$(ls "$T/dv/cache/color/davis17-val/tokens.h5.shards" | wc -l)" = 2 ] && ok || bad "KEEP_SHARDS=1: the 2 token shards are not kept"
+grep -q "^color: " "$T/dv/slurm/round-1/logs/final.log" && ok \
+  || bad "make davis's final job printed no result: $(tail -n 2 "$T/dv/slurm/round-1/logs/final.log")"
 done_tests
