@@ -161,30 +161,34 @@ void vit_init_build(vit_init_net *net, const vit_arch *a, uint64_t seed)
     add(net, INIT_ZEROS, 0, 1, (int64_t[]){D}, "norm.bias", -1, NULL);
     qsort(net->t, (size_t)net->n, sizeof *net->t, cmp_tensor);
     for (int k = 0; k < net->n; k++) {
-        init_tensor *t = &net->t[k];
-        t->data = kc_malloc((size_t)t->numel * sizeof *t->data);
-        const uint64_t h = init_name_hash(t->name);
-        const int64_t n = t->numel;
-        float *x = t->data;
-        switch (t->kind) {
-        case INIT_ZEROS:
-        case INIT_ONES:
-            for (int64_t i = 0; i < n; i++) x[i] = t->kind == INIT_ONES ? 1.0f : 0.0f;
-            break;
-        case INIT_UNIFORM:
+        net->t[k].data = kc_malloc((size_t)net->t[k].numel * sizeof *net->t[k].data);
+        vit_init_fill(&net->t[k], seed);
+    }
+}
+
+void vit_init_fill(init_tensor *t, uint64_t seed)
+{
+    const uint64_t h = init_name_hash(t->name);
+    const int64_t n = t->numel;
+    float *x = t->data;
+    switch (t->kind) {
+    case INIT_ZEROS:
+    case INIT_ONES:
+        for (int64_t i = 0; i < n; i++) x[i] = t->kind == INIT_ONES ? 1.0f : 0.0f;
+        break;
+    case INIT_UNIFORM:
 #pragma omp parallel for schedule(static) if (n > 65536)
-            for (int64_t i = 0; i < n; i++) x[i] = (float)(t->scale * init_uniform(seed, h, (uint32_t)i));
-            break;
-        case INIT_TRUNC_NORMAL:
+        for (int64_t i = 0; i < n; i++) x[i] = (float)(t->scale * init_uniform(seed, h, (uint32_t)i));
+        break;
+    case INIT_TRUNC_NORMAL:
 #pragma omp parallel for schedule(static) if (n > 65536)
-            for (int64_t i = 0; i < n; i++) {
-                double v = t->scale * init_normal(seed, h, (uint32_t)i);
-                if (v < -2.0) v = -2.0; /* DINO's trunc_normal_ bounds a = -2, b = 2 */
-                if (v > 2.0) v = 2.0;
-                x[i] = (float)v;
-            }
-            break;
+        for (int64_t i = 0; i < n; i++) {
+            double v = t->scale * init_normal(seed, h, (uint32_t)i);
+            if (v < -2.0) v = -2.0; /* DINO's trunc_normal_ bounds a = -2, b = 2 */
+            if (v > 2.0) v = 2.0;
+            x[i] = (float)v;
         }
+        break;
     }
 }
 

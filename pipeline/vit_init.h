@@ -71,6 +71,9 @@ const char *vit_init_names(void);
  * thread count). */
 void vit_init_build(vit_init_net *net, const vit_arch *arch, uint64_t seed);
 void vit_init_free(vit_init_net *net);
+/* Fills t->data (allocated, t->numel floats) from t->name, kind and scale: what vit_init_build does
+ * for each tensor. */
+void vit_init_fill(init_tensor *t, uint64_t seed);
 
 /* The pieces, exposed for tests. */
 void philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
