@@ -39,8 +39,10 @@ SHARDS       ?= 1
 SCHEDULER    ?= local
 
 SELECT_LIST  := $(SPLITS)/select$(SELECT_COUNT).txt
-NET_ARGS      = $(shell configs/net-args.sh $(NETS_INI) $(1))
-NET_WEIGHTS   = $(shell configs/net-args.sh $(NETS_INI) $(1) --weights-path)
+NET_ARGS      = $(shell OUT=$(OUT) configs/net-args.sh $(NETS_INI) $(1))
+NET_WEIGHTS   = $(shell OUT=$(OUT) configs/net-args.sh $(NETS_INI) $(1) --weights-path)
+# kind = baseline in nets.ini: the row is listed as a baseline and does not choose the setting
+BASELINE_OPTS = $(foreach n,$(NETS),$(if $(filter baseline,$(shell configs/net-args.sh $(NETS_INI) $(n) --kind 2>/dev/null)),--baseline $(n)))
 
 .PHONY: sweep report davis tables demo pipeline-check
 .SECONDEXPANSION:
@@ -57,9 +59,20 @@ PLAN = $(MAKE) --no-print-directory -n $(1) 2>/dev/null | SELECT_LIST=$(SELECT_L
 # Done while the makefile is read (not by a rule), so that `make -n` shows the true plan.
 ifneq ($(filter sweep report davis tables $(OUT)/%,$(MAKECMDGOALS)),)
 _net_stamps := $(foreach n,$(NETS),$(shell mkdir -p $(OUT)/nets && \
-    configs/net-args.sh $(NETS_INI) $(n) > $(OUT)/nets/$(n).args.tmp$$$$ 2>/dev/null && \
+    OUT=$(OUT) configs/net-args.sh $(NETS_INI) $(n) > $(OUT)/nets/$(n).args.tmp$$$$ 2>/dev/null && \
     { cmp -s $(OUT)/nets/$(n).args.tmp$$$$ $(OUT)/nets/$(n).args || mv $(OUT)/nets/$(n).args.tmp$$$$ $(OUT)/nets/$(n).args; }; \
     rm -f $(OUT)/nets/$(n).args.tmp$$$$))
+# networks made by kc-init (`init = ...` in nets.ini): the weights file is a product, remade when
+# the init options (stamp $(OUT)/nets/<name>.init) or kc-init change
+_init_nets := $(foreach n,$(NETS),$(if $(shell configs/net-args.sh $(NETS_INI) $(n) --init 2>/dev/null),$(n)))
+_init_stamps := $(foreach n,$(_init_nets),$(shell configs/net-args.sh $(NETS_INI) $(n) --init > $(OUT)/nets/$(n).init.tmp$$$$ && \
+    { cmp -s $(OUT)/nets/$(n).init.tmp$$$$ $(OUT)/nets/$(n).init || mv $(OUT)/nets/$(n).init.tmp$$$$ $(OUT)/nets/$(n).init; }; \
+    rm -f $(OUT)/nets/$(n).init.tmp$$$$))
+define INIT_RULE
+$(call NET_WEIGHTS,$(1)): $(BUILD)/kc-init $(OUT)/nets/$(1).init
+	$(BUILD)/kc-init $$(file < $(OUT)/nets/$(1).init) --out $$@
+endef
+$(foreach n,$(_init_nets),$(eval $(call INIT_RULE,$(n))))
 endif
 $(OUT)/nets/%.args:
 	@configs/net-args.sh $(NETS_INI) $* >/dev/null
@@ -117,10 +130,10 @@ DAVIS_SCORES  = $(if $(DAVIS),$(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-va
 DAVIS_OPTS    = $(if $(DAVIS),$(foreach n,$(NETS),--davis $(n)=$(OUT)/results/$(n)/davis17-val))
 
 $(TABLES)/sweep.csv: $(SELECT_SCORES) $(BUILD)/kc-table
-	$(BUILD)/kc-table $(dir $(SELECT_SCORES)) --out $(TABLES) --name sweep --only sweep --ledger $(LEDGER)
+	$(BUILD)/kc-table $(dir $(SELECT_SCORES)) --out $(TABLES) --name sweep --only sweep --ledger $(LEDGER) $(BASELINE_OPTS)
 
 $(TABLES)/report.csv: $(VAL_SCORES) $(DAVIS_SCORES) $(BUILD)/kc-table
-	$(BUILD)/kc-table $(dir $(VAL_SCORES)) --out $(TABLES) --name report --only report --setting $(SETTING) $(DAVIS_OPTS) --ledger $(LEDGER)
+	$(BUILD)/kc-table $(dir $(VAL_SCORES)) --out $(TABLES) --name report --only report --setting $(SETTING) $(DAVIS_OPTS) --ledger $(LEDGER) $(BASELINE_OPTS)
 
 ifneq ($(SCHEDULER),slurm)   # SCHEDULER=slurm: sweep and demo are those of slurm.mk
 sweep: pipeline-check all
@@ -131,7 +144,7 @@ endif
 
 # SETTING=best (the default) takes the setting with the best mean Jaccard over NETS on the
 # selection split (kc-table --print-best), after the sweep; any setting id can be given instead.
-BEST_SETTING = $$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES)))
+BEST_SETTING = $$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES)) $(BASELINE_OPTS))
 
 ifneq ($(SCHEDULER),slurm)   # SCHEDULER=slurm: report and davis are those of slurm.mk
 report: pipeline-check all
@@ -162,8 +175,12 @@ tables:
 # ---- the demo: generated scenes and video, the whole pipeline, tables/demo.* and overlays ----
 DEMO_DIR  ?= demo
 DEMO_TABLES ?= tables
-DEMO_NETS := $(if $(WEIGHTS),weights,color)
-DEMO_ARGS := NETS=$(DEMO_NETS) VOC=$(DEMO_DIR)/data/voc DAVIS=$(DEMO_DIR)/data/davis OUT=$(DEMO_DIR) \
+# the demo's network (color, or WEIGHTS=) chooses the setting; a random-weights baseline
+# ([random] of configs/demo-nets.ini: toy/16 made by kc-init, for speed) is reported beside it
+DEMO_NETS_INI ?= configs/demo-nets.ini
+DEMO_NETS := $(if $(WEIGHTS),weights,color) random
+DEMO_NET  := $(firstword $(DEMO_NETS))
+DEMO_ARGS := NETS="$(DEMO_NETS)" NETS_INI=$(DEMO_NETS_INI) VOC=$(DEMO_DIR)/data/voc DAVIS=$(DEMO_DIR)/data/davis OUT=$(DEMO_DIR) \
              SPLITS=$(DEMO_DIR)/splits LEDGER=$(DEMO_DIR)/ledger.tsv TABLES=$(DEMO_DIR)/tables SELECT_COUNT=16
 
 $(DEMO_DIR)/data/voc/ImageSets/Segmentation/train.txt: $(BUILD)/kc-demo-data
@@ -175,7 +192,7 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory $(DEMO_DIR)/data/voc/ImageSets/Segmentation/train.txt
 	@$(MAKE) --no-print-directory $(DEMO_ARGS) $(DEMO_DIR)/tables/sweep.csv
-	@set -e; best=$$($(BUILD)/kc-table --print-best $(DEMO_DIR)/scores/$(DEMO_NETS)/select); \
+	@set -e; best=$$($(BUILD)/kc-table --print-best $(DEMO_DIR)/scores/$(DEMO_NET)/select); \
 	  setting=$$( [ "$(SETTING)" = best ] && echo $$best || echo $(SETTING) ); \
 	  echo "demo: the selection split chose $$best; reporting $$setting on val"; \
 	  $(MAKE) --no-print-directory $(DEMO_ARGS) SETTING=$$setting $(DEMO_DIR)/tables/report.csv; \
@@ -183,7 +200,7 @@ demo: deps
 	  for e in csv md tex; do cp $(DEMO_DIR)/tables/report.$$e $(DEMO_TABLES)/demo.$$e; \
 	                          cp $(DEMO_DIR)/tables/sweep.$$e $(DEMO_TABLES)/demo-sweep.$$e; done; \
 	  cp $(DEMO_DIR)/tables/report-macros.tex $(DEMO_TABLES)/demo-macros.tex; \
-	  $(BUILD)/kc-show --masks $(DEMO_DIR)/cache/$(DEMO_NETS)/voc12-val/masks-$$setting.h5 --setting $$setting \
+	  $(BUILD)/kc-show --masks $(DEMO_DIR)/cache/$(DEMO_NET)/voc12-val/masks-$$setting.h5 --setting $$setting \
 	      --images voc:$(DEMO_DIR)/data/voc:val --first 4 --out $(DEMO_DIR)/shows
 	@echo; echo "demo: $(DEMO_TABLES)/demo.md (VOC val at the chosen setting, DAVIS J&F), $(DEMO_TABLES)/demo-sweep.md (all settings on the selection split), overlays in $(DEMO_DIR)/shows/"
 	@cat $(DEMO_TABLES)/demo.md

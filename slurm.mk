@@ -130,7 +130,8 @@ COMMA := ,
 
 slurm-submit:
 	@[ "$(SHARDS)" -ge 1 ] 2>/dev/null || { echo "slurm: SHARDS=$(SHARDS) is not a positive number" >&2; exit 2; }
-	@$(MAKE) --no-print-directory SCHEDULER=local $(if $(SLURM_SWEEP),$(SELECT_LIST)) $(foreach n,$(NETS),$(OUT)/nets/$(n).args)
+	@$(MAKE) --no-print-directory SCHEDULER=local $(if $(SLURM_SWEEP),$(SELECT_LIST)) $(foreach n,$(NETS),$(OUT)/nets/$(n).args) \
+	  $(foreach n,$(NETS),$(if $(shell configs/net-args.sh $(NETS_INI) $(n) --init 2>/dev/null),$(call NET_WEIGHTS,$(n))))
 	@mkdir -p $(SLURM_DIR)
 	@$(MAKE) --no-print-directory -s slurm-plan > $(SLURM_DIR)/plan.tmp && mv $(SLURM_DIR)/plan.tmp $(SLURM_DIR)/plan.txt
 	@KC_SLURM_DIR=$(SLURM_DIR) KC_SLURM_INI=$(SLURM_INI) KC_SLURM_GOAL='$(SLURM_GOAL)' KC_SLURM_BEST=$(KC_BEST_FILE) \

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# configs/net-args.sh NETS_INI NAME [--weights-path]
-# Prints the kc-extract options of network NAME from NETS_INI (or only its weights path).
+# configs/net-args.sh NETS_INI NAME [--weights-path | --kind | --init]
+# Prints the kc-extract options of network NAME from NETS_INI (or only its weights path; its kind,
+# "network" or "baseline"; its kc-init options, empty unless the section has `init`).
 # The network name "weights" means the file in $WEIGHTS (the demo's WEIGHTS=path.pth).
+# A network with `init = <kc-init options>` and no `weights` gets $OUT/nets/NAME.safetensors
+# (OUT defaults to work), which the pipeline makes with kc-init.
 set -eu -o pipefail
 ini=$1 name=$2 what=${3:-}
 get() {
@@ -16,11 +19,17 @@ get() {
 }
 if [ "$name" = weights ]; then
   [ -n "${WEIGHTS:-}" ] || { echo "net-args: network 'weights' needs WEIGHTS=path" >&2; exit 1; }
-  if [ "$what" = --weights-path ]; then echo "$WEIGHTS"; else echo "--weights $WEIGHTS"; fi
+  case $what in --weights-path) echo "$WEIGHTS" ;; --kind) echo network ;; --init) ;; *) echo "--weights $WEIGHTS" ;; esac
   exit 0
 fi
 model=$(get model) || { echo "net-args: $ini has no section [$name] (NETS names must be sections of it)" >&2; exit 1; }
+kind=$(get kind)
+case ${kind:-network} in network|baseline) ;; *) echo "net-args: [$name] in $ini: kind must be network or baseline, not '$kind'" >&2; exit 1 ;; esac
+if [ "$what" = --kind ]; then echo "${kind:-network}"; exit 0; fi
+init=$(get init)
+if [ "$what" = --init ]; then echo "$init"; exit 0; fi
 weights=$(get weights)
+[ -z "$weights" ] && [ -n "$init" ] && weights=${OUT:-work}/nets/$name.safetensors
 if [ "$what" = --weights-path ]; then echo "$weights"; exit 0; fi
 if [ "${model:-vit}" = color ]; then opts=$(get options); echo "--model color${opts:+ $opts}"; exit 0; fi
 [ -n "$weights" ] || { echo "net-args: [$name] in $ini has no weights" >&2; exit 1; }

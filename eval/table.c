@@ -21,6 +21,7 @@ void table_init(kc_table *t, const char *corner_key, const char *corner_label, i
     t->col_labels = kc_calloc((size_t)n_cols + 1, sizeof(char *));
     t->bold_best = kc_calloc((size_t)n_cols + 1, sizeof(int));
     t->row_names = kc_calloc((size_t)n_rows + 1, sizeof(char *));
+    t->baseline = kc_calloc((size_t)n_rows + 1, sizeof(int));
     t->vals = kc_malloc(((size_t)n_rows * n_cols + 1) * sizeof(double));
     for (size_t i = 0; i < (size_t)n_rows * n_cols; i++) t->vals[i] = NAN;
     t->scale = 100;
@@ -55,6 +56,7 @@ void table_free(kc_table *t)
     free(t->col_labels);
     free(t->bold_best);
     free(t->row_names);
+    free(t->baseline);
     free(t->vals);
     free(t->corner_key);
     free(t->corner_label);
@@ -73,36 +75,67 @@ static void csv_field(kc_buf *b, const char *s)
     kc_buf_printf(b, "\"");
 }
 
+/* Row r of the output order: the other rows first, then the baselines, each in their given order. */
+static int row_at(const kc_table *t, int k)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int r = 0; r < t->n_rows; r++)
+            if (!!t->baseline[r] == pass && k-- == 0) return r;
+    return k; /* not reached */
+}
+
+static int n_baseline(const kc_table *t)
+{
+    int n = 0;
+    for (int r = 0; r < t->n_rows; r++) n += !!t->baseline[r];
+    return n;
+}
+
 char *table_csv(const kc_table *t)
 {
     kc_buf b = {0};
+    int nb = n_baseline(t);
     csv_field(&b, t->corner_key);
     for (int c = 0; c < t->n_cols; c++) {
         kc_buf_printf(&b, ",");
         csv_field(&b, t->col_keys[c]);
     }
-    kc_buf_printf(&b, "\n");
-    for (int r = 0; r < t->n_rows; r++) {
+    kc_buf_printf(&b, nb ? ",kind\n" : "\n");
+    for (int k = 0; k < t->n_rows; k++) {
+        int r = row_at(t, k);
         csv_field(&b, t->row_names[r]);
         for (int c = 0; c < t->n_cols; c++) {
             double v = t->vals[(size_t)r * t->n_cols + c];
             if (isnan(v)) kc_buf_printf(&b, ",");
             else kc_buf_printf(&b, ",%.9g", v);
         }
+        if (nb) kc_buf_printf(&b, t->baseline[r] ? ",baseline" : ",network");
         kc_buf_printf(&b, "\n");
     }
     return b.s;
 }
 
-/* Largest raw value of column c (NaN when the column is empty). */
+/* Largest raw value of column c over the non-baseline rows, else over all rows (NaN when the
+ * column is empty). */
 static double col_best(const kc_table *t, int c)
 {
     double best = NAN;
-    for (int r = 0; r < t->n_rows; r++) {
-        double v = t->vals[(size_t)r * t->n_cols + c];
-        if (!isnan(v) && (isnan(best) || v > best)) best = v;
-    }
+    for (int pass = 0; pass < 2 && isnan(best); pass++)
+        for (int r = 0; r < t->n_rows; r++) {
+            double v = t->vals[(size_t)r * t->n_cols + c];
+            if ((pass || !t->baseline[r]) && !isnan(v) && (isnan(best) || v > best)) best = v;
+        }
     return best;
+}
+
+/* Bold for row r in column c: the column's best, and r is not a baseline unless the best is. */
+static int is_bold(const kc_table *t, int r, int c, double best)
+{
+    if (!t->bold_best[c] || t->vals[(size_t)r * t->n_cols + c] != best) return 0;
+    if (!t->baseline[r]) return 1;
+    for (int q = 0; q < t->n_rows; q++)
+        if (!t->baseline[q] && !isnan(t->vals[(size_t)q * t->n_cols + c])) return 0;
+    return 1;
 }
 
 static void md_text(kc_buf *b, const char *s)
@@ -130,13 +163,15 @@ char *table_markdown(const kc_table *t)
     kc_buf_printf(&b, " |\n|---");
     for (int c = 0; c < t->n_cols; c++) kc_buf_printf(&b, "|---:");
     kc_buf_printf(&b, "|\n");
-    for (int r = 0; r < t->n_rows; r++) {
+    for (int k = 0; k < t->n_rows; k++) {
+        int r = row_at(t, k);
         kc_buf_printf(&b, "| ");
         md_text(&b, t->row_names[r]);
+        if (t->baseline[r]) kc_buf_printf(&b, " (baseline)");
         for (int c = 0; c < t->n_cols; c++) {
             double v = t->vals[(size_t)r * t->n_cols + c];
             if (isnan(v)) kc_buf_printf(&b, " | –");
-            else if (t->bold_best[c] && v == col_best(t, c))
+            else if (is_bold(t, r, c, col_best(t, c)))
                 kc_buf_printf(&b, " | **%.*f**", t->decimals, v * t->scale);
             else kc_buf_printf(&b, " | %.*f", t->decimals, v * t->scale);
         }
@@ -188,12 +223,16 @@ char *table_latex(const kc_table *t)
         table_latex_escape(&b, t->col_labels[c]);
     }
     kc_buf_printf(&b, " \\\\\n\\midrule\n");
-    for (int r = 0; r < t->n_rows; r++) {
+    int nb = n_baseline(t);
+    for (int k = 0; k < t->n_rows; k++) {
+        int r = row_at(t, k);
+        if (nb && k == t->n_rows - nb) /* the first baseline row */
+            kc_buf_printf(&b, "%s\\multicolumn{%d}{l}{\\textit{Baselines}} \\\\\n", k ? "\\midrule\n" : "", t->n_cols + 1);
         table_latex_escape(&b, t->row_names[r]);
         for (int c = 0; c < t->n_cols; c++) {
             double v = t->vals[(size_t)r * t->n_cols + c];
             if (isnan(v)) kc_buf_printf(&b, " & --");
-            else if (t->bold_best[c] && v == col_best(t, c))
+            else if (is_bold(t, r, c, col_best(t, c)))
                 kc_buf_printf(&b, " & \\textbf{%.*f}", t->decimals, v * t->scale);
             else kc_buf_printf(&b, " & %.*f", t->decimals, v * t->scale);
         }

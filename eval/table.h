@@ -12,6 +12,13 @@
  *     table_row(&t, 0, "dino");  t.vals[0 * t.n_cols + 0] = 0.459;
  *     char *md = table_markdown(&t);  ...  free(md);  table_free(&t);
  *
+ * Baseline rows (baseline[r] = 1: random weights, the colour extractor, DINO's attention masks) are
+ * reference points, not contenders: every format lists them after the other rows (each group in
+ * its given order); the CSV gains a last column `kind` (`network` or `baseline`) when a table has
+ * any; Markdown appends " (baseline)" to their names; LaTeX puts them under a \midrule and an
+ * italic "Baselines" line (no extra rule when every row is a baseline).  Bold marks the best of
+ * the other rows only (of all rows when a column has values only in baseline rows).
+ *
  * Macro names for \newcommand must be letters only: table_macro_word maps a text to a CamelCase
  * word, digits to English words (2 -> Two), '-' to Dash, '.' to Dot, '_' to Underscore, anything
  * else to X.
@@ -33,6 +40,7 @@ typedef struct kc_table {
     int decimals;                    /* display decimals, default 1 */
     char **groups;                   /* optional (n_cols): a group header above the labels (LaTeX and
                                         Markdown join "group label"); NULL = none */
+    int *baseline;                   /* (n_rows): 1 = a baseline row (see above); 0 after table_init */
 } kc_table;
 
 /* A growing string. */

@@ -1,9 +1,12 @@
 /* pipeline/safetensors.c — safetensors header parsing and tensor conversion (see safetensors.h). */
 #include "pipeline/safetensors.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pipeline/json.h"
 #include "pipeline/kc.h"
@@ -140,4 +143,122 @@ void st_close(st_file *f)
     for (int i = 0; i < f->n; i++) free(f->t[i].name);
     free(f->t);
     memset(f, 0, sizeof *f);
+}
+
+/* ---- writing ---------------------------------------------------------------------------------- */
+
+static void json_str(kc_buf *b, const char *s)
+{
+    kc_buf_printf(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') kc_buf_printf(b, "\\%c", *p);
+        else if (*p < 0x20) kc_buf_printf(b, "\\u%04x", *p);
+        else kc_buf_printf(b, "%c", *p);
+    }
+    kc_buf_printf(b, "\"");
+}
+
+static int cmp_out(const void *a, const void *b)
+{
+    return strcmp((*(const st_out_tensor *const *)a)->name, (*(const st_out_tensor *const *)b)->name);
+}
+
+static int cmp_meta(const void *a, const void *b) { return strcmp(**(const char *const *const *)a, **(const char *const *const *)b); }
+
+static int write_all(int fd, const void *data, size_t size)
+{
+    const uint8_t *p = data;
+    while (size > 0) {
+        ssize_t w = write(fd, p, size);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        p += w;
+        size -= (size_t)w;
+    }
+    return 0;
+}
+
+int st_write_f32(const char *path, const st_out_tensor *t, int n, const char *const *meta, int n_meta)
+{
+    const st_out_tensor **order = kc_malloc((size_t)(n ? n : 1) * sizeof *order);
+    const char *const **mo = kc_malloc((size_t)(n_meta ? n_meta : 1) * sizeof *mo);
+    for (int i = 0; i < n; i++) order[i] = &t[i];
+    for (int i = 0; i < n_meta; i++) mo[i] = &meta[2 * i];
+    qsort(order, (size_t)n, sizeof *order, cmp_out);
+    qsort(mo, (size_t)n_meta, sizeof *mo, cmp_meta);
+    int rc = 0;
+    for (int i = 1; i < n && rc == 0; i++)
+        if (!strcmp(order[i]->name, order[i - 1]->name)) rc = kc_fail("%s: tensor %s given twice", path, order[i]->name);
+    for (int i = 1; i < n_meta && rc == 0; i++)
+        if (!strcmp(mo[i][0], mo[i - 1][0])) rc = kc_fail("%s: metadata key %s given twice", path, mo[i][0]);
+    for (int i = 0; i < n && rc == 0; i++)
+        if (!strcmp(order[i]->name, "__metadata__") || order[i]->ndim < 0 || order[i]->ndim > 8)
+            rc = kc_fail("%s: tensor %s: bad name or dimension count", path, order[i]->name);
+    kc_buf h = {0};
+    uint64_t offset = 0;
+    kc_buf_printf(&h, "{");
+    if (n_meta) {
+        kc_buf_printf(&h, "\"__metadata__\":{");
+        for (int i = 0; i < n_meta; i++) {
+            if (i) kc_buf_printf(&h, ",");
+            json_str(&h, mo[i][0]);
+            kc_buf_printf(&h, ":");
+            json_str(&h, mo[i][1]);
+        }
+        kc_buf_printf(&h, "}");
+    }
+    for (int i = 0; i < n && rc == 0; i++) {
+        uint64_t numel = 1;
+        if (n_meta || i) kc_buf_printf(&h, ",");
+        json_str(&h, order[i]->name);
+        kc_buf_printf(&h, ":{\"dtype\":\"F32\",\"shape\":[");
+        for (int d = 0; d < order[i]->ndim; d++) {
+            kc_buf_printf(&h, "%s%lld", d ? "," : "", (long long)order[i]->shape[d]);
+            numel *= (uint64_t)order[i]->shape[d];
+        }
+        kc_buf_printf(&h, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)offset,
+                      (unsigned long long)(offset + 4 * numel));
+        offset += 4 * numel;
+    }
+    kc_buf_printf(&h, "}");
+    while (h.n % 8) kc_buf_printf(&h, " ");
+    char *tmp = kc_strfmt("%s.tmp", path);
+    int fd = -1;
+    if (rc == 0) {
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0) rc = kc_fail("%s: cannot create (%s)", tmp, strerror(errno));
+    }
+    if (rc == 0) {
+        uint8_t len[8];
+        for (int k = 0; k < 8; k++) len[k] = (uint8_t)((uint64_t)h.n >> (8 * k));
+        if (write_all(fd, len, 8) < 0 || write_all(fd, h.s, h.n) < 0) rc = -1;
+        enum { CHUNK = 1 << 16 };
+        uint8_t *buf = kc_malloc(4 * CHUNK);
+        for (int i = 0; i < n && rc == 0; i++) {
+            uint64_t numel = 1;
+            for (int d = 0; d < order[i]->ndim; d++) numel *= (uint64_t)order[i]->shape[d];
+            for (uint64_t j = 0; j < numel && rc == 0; j += CHUNK) {
+                uint64_t m = numel - j < CHUNK ? numel - j : CHUNK;
+                for (uint64_t k = 0; k < m; k++) {
+                    uint32_t u;
+                    memcpy(&u, &order[i]->data[j + k], 4);
+                    for (int q = 0; q < 4; q++) buf[4 * k + (uint64_t)q] = (uint8_t)(u >> (8 * q));
+                }
+                if (write_all(fd, buf, 4 * m) < 0) rc = -1;
+            }
+        }
+        free(buf);
+        if (rc < 0) kc_fail("%s: write failed (%s)", tmp, strerror(errno));
+        if (rc == 0 && fsync(fd) != 0) rc = kc_fail("%s: write failed (%s)", tmp, strerror(errno));
+        if (close(fd) != 0 && rc == 0) rc = kc_fail("%s: write failed (%s)", tmp, strerror(errno));
+        if (rc == 0 && rename(tmp, path) != 0) rc = kc_fail("%s: cannot rename into place (%s)", path, strerror(errno));
+        if (rc < 0) unlink(tmp);
+    }
+    free(tmp);
+    free(h.s);
+    free(order);
+    free(mo);
+    return rc;
 }

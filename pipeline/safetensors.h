@@ -12,6 +12,16 @@
  *     for (int i = 0; i < f.n; i++) { f.t[i].name, f.t[i].dtype_name, f.t[i].shape ... }
  *     float *x; if (st_tensor_f32(&f, &f.t[i], &x) < 0) ...      // (numel) row-major
  *     st_close(&f);
+ *
+ * Writing (float32 only): st_write_f32 writes the header JSON by hand, compact (no spaces), with
+ * "__metadata__" first (its string members sorted by key) and then the tensors sorted by name in
+ * strcmp (byte) order, which is also the order of their data (no gaps), as the Python safetensors
+ * library orders tensors of one dtype; the header is padded with spaces to a multiple of 8 bytes;
+ * values are little-endian.  The file is written to PATH.tmp, fsynced and renamed to PATH.
+ *
+ *     st_out_tensor t[2] = {{"b", 1, {3}, b_data}, {"a", 2, {2, 2}, a_data}};
+ *     const char *meta[] = {"seed", "0", "arch", "vit-s/16"};   // key, value pairs
+ *     if (st_write_f32("net.safetensors", t, 2, meta, 2) < 0) ...
  */
 #ifndef KC_SAFETENSORS_H
 #define KC_SAFETENSORS_H
@@ -44,4 +54,14 @@ int st_open(st_file *f, const char *path, const uint8_t *data, size_t size);
 /* New row-major float32 copy of a F32 / F16 / BF16 tensor.  Returns 0, or -1 with a message. */
 int st_tensor_f32(const st_file *f, const st_tensor *t, float **out);
 void st_close(st_file *f);
+
+typedef struct st_out_tensor {
+    const char *name;
+    int ndim;
+    int64_t shape[8];
+    const float *data;     /* (prod(shape)) row-major */
+} st_out_tensor;
+/* n tensors, n_meta (key, value) string pairs in meta[2 * n_meta].  Duplicate names are errors.
+ * Returns 0, or -1 with "<path>: <problem>" (nothing left at path or path.tmp). */
+int st_write_f32(const char *path, const st_out_tensor *t, int n, const char *const *meta, int n_meta);
 #endif

@@ -163,6 +163,13 @@ int main(int argc, char **argv)
         dim = vit_dim(model);
         kc_info("%s: %s, %s", weights, vit_describe(model), vit_forward_kind(model));
         if (verbose) kc_info("products: %s", products_describe());
+        if (w.n_skipped) { /* outside the backbone (a classification or DINO head, optimizer state) */
+            kc_buf sk = {0};
+            for (int i = 0; i < w.n_skipped && i < 12; i++) kc_buf_printf(&sk, "%s%s", i ? ", " : "", w.skipped[i]);
+            kc_info("%s: skipped %d entr%s outside the backbone: %s%s", weights, w.n_skipped, w.n_skipped == 1 ? "y" : "ies",
+                    sk.s, w.n_skipped > 12 ? ", ..." : "");
+            free(sk.s);
+        }
     } else if (drop_cls || heads || ln_eps != 0 || ckey) {
         kc_die_msg("--drop-cls, --heads, --ln-eps and --checkpoint-key apply to --model vit only");
     }

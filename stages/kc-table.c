@@ -1,7 +1,7 @@
 /* stages/kc-table.c — the thesis tables from the score folders of many networks.
  *
  *   kc-table SCORE_DIRS... --out DIR [--name NAME] [--setting ID] [--davis NET=DIR]... [--ledger FILE]
- *            [--only sweep|report]
+ *            [--only sweep|report] [--baseline NET]...
  *
  * Each SCORE_DIR is one network's kc-score output; the network's name is the first line of
  * SCORE_DIR/network when present, else the folder's name.  From every SCORE_DIR/summary.csv:
@@ -18,6 +18,10 @@
  *                                (\kc<Name><Net>BestJaccard, ...BestCorLoc, ...BestJaccardSetting);
  *                                letters only, see eval/table.h
  * --only sweep / --only report writes just that table, as DIR/NAME.{csv,md,tex}.
+ * --baseline NET marks network NET as a baseline (random weights, the colour extractor, ...): its
+ * report row is listed after the networks and labelled (eval/table.h), it is left out of the mean
+ * that chooses the setting (unless every network is a baseline), and a baseline scored at one
+ * setting only (DINO's attention masks) is reported at that setting whatever the chosen one.
  * NAME defaults to "report".  The chosen setting is --setting, else the only setting when there is
  * one, else the setting with the best mean Jaccard over the networks (printed).  Tables show
  * percentages with one decimal; CSVs hold fractions.  Every file is written atomically and is
@@ -38,8 +42,8 @@ static void usage(int status)
 {
     fprintf(status ? stderr : stdout,
             "usage: kc-table SCORE_DIRS... --out DIR [--name NAME] [--setting ID] [--davis NET=DIR]...\n"
-            "                [--ledger FILE] [--only sweep|report]\n"
-            "       kc-table SCORE_DIRS... --print-best\n"
+            "                [--ledger FILE] [--only sweep|report] [--baseline NET]...\n"
+            "       kc-table SCORE_DIRS... --print-best [--baseline NET]...\n"
             "\n"
             "Builds the sweep table (one row per setting, one column pair per network, best in bold)\n"
             "and the report table (one row per network at the chosen setting, with DAVIS J&F when\n"
@@ -47,6 +51,8 @@ static void usage(int status)
             "split's labels were opened according to the ledger (default ./ledger.tsv).\n"
             "--print-best prints the setting with the best mean Jaccard over the networks (the\n"
             "selection rule) and writes nothing.\n"
+            "--baseline NET: network NET is a baseline: listed after the networks under a rule and\n"
+            "labelled, left out of the setting choice; one with a single setting is reported at it.\n"
             "\n"
             "example:\n"
             "  kc-table out/dino/scores out/selfpatch/scores --out tables --name val \\\n"
@@ -65,6 +71,7 @@ typedef struct net_scores {
     int has_davis;
     double jf, j, f;
     char *davis_file;
+    int baseline;
 } net_scores;
 
 /* Splits a CSV line (no quoting in the files we read) into at most max fields; returns the count. */
@@ -284,7 +291,8 @@ int main(int argc, char **argv)
     kc_set_cmdline(argc, argv);
     const char *out = NULL, *name = "report", *setting = NULL, *ledger = "ledger.tsv", *only = NULL;
     char **dirs = kc_calloc((size_t)argc, sizeof *dirs), **davis = kc_calloc((size_t)argc, sizeof *davis);
-    int n_dirs = 0, n_davis = 0, print_best = 0;
+    char **baselines = kc_calloc((size_t)argc, sizeof *baselines);
+    int n_dirs = 0, n_davis = 0, print_best = 0, n_baselines = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
@@ -303,6 +311,7 @@ int main(int argc, char **argv)
                 if (strcmp(v, "sweep") && strcmp(v, "report")) kc_die_msg("--only: 'sweep' or 'report', not '%s'", v);
                 only = v;
             }
+            else if (!strcmp(a, "--baseline")) baselines[n_baselines++] = (char *)v;
             else if (!strcmp(a, "--davis")) {
                 if (!strchr(v, '=') || v[0] == '=') kc_die_msg("--davis wants NET=DIR, got '%s'", v);
                 davis[n_davis++] = (char *)v;
@@ -359,6 +368,14 @@ int main(int argc, char **argv)
         if (!f || read_davis(&nets[i], f) < 0) kc_die();
         free(f);
     }
+    for (int k = 0; k < n_baselines; k++) {
+        int i = 0;
+        while (i < n_dirs && strcmp(nets[i].name, baselines[k])) i++;
+        if (i == n_dirs) kc_die_msg("--baseline %s: no score folder of network '%s'", baselines[k], baselines[k]);
+        nets[i].baseline = 1;
+    }
+    int n_contenders = 0; /* networks that choose the setting */
+    for (int i = 0; i < n_dirs; i++) n_contenders += !nets[i].baseline;
     int any_davis = 0;
     for (int i = 0; i < n_dirs; i++) {
         if (!nets[i].has_davis) {
@@ -454,13 +471,14 @@ int main(int argc, char **argv)
                 int have = 0;
                 for (int i = 0; i < n_dirs; i++) {
                     int s = find_setting(&nets[i], all[r]);
-                    if (s >= 0) {
+                    if (s >= 0 && (!nets[i].baseline || n_contenders == 0)) {
                         sum += nets[i].jaccard[s];
                         have++;
                     }
                 }
-                if (have == n_dirs && sum / n_dirs > best) {
-                    best = sum / n_dirs;
+                int want = n_contenders ? n_contenders : n_dirs;
+                if (have == want && sum / want > best) {
+                    best = sum / want;
                     setting = all[r];
                 }
             }
@@ -475,10 +493,11 @@ int main(int argc, char **argv)
                 free_nets(nets, n_dirs);
                 free(dirs);
                 free(davis);
+                free(baselines);
                 return 0;
             }
-            kc_info("no --setting: reporting %s, the best mean Jaccard (%.4f) over the %d networks", setting, best,
-                    n_dirs);
+            kc_info("no --setting: reporting %s, the best mean Jaccard (%.4f) over the %d networks%s", setting, best,
+                    n_contenders ? n_contenders : n_dirs, n_contenders && n_baselines ? " (baselines left out)" : "");
         }
     }
     int n_cols = any_davis ? 5 : 2;
@@ -499,8 +518,13 @@ int main(int argc, char **argv)
     }
     for (int i = 0; do_report && i < n_dirs; i++) {
         int s = find_setting(&nets[i], setting);
+        if (s < 0 && nets[i].baseline && nets[i].n == 1) {
+            s = 0;
+            kc_info("baseline %s: reported at its only setting %s", nets[i].name, nets[i].settings[0]);
+        }
         if (s < 0) kc_die_msg("%s: network %s has no scores for setting %s", nets[i].dir, nets[i].name, setting);
         table_row(&rp, i, nets[i].name);
+        rp.baseline[i] = nets[i].baseline;
         double *row = rp.vals + (size_t)i * n_cols;
         row[0] = nets[i].jaccard[s];
         row[1] = nets[i].corloc[s];
@@ -562,5 +586,6 @@ int main(int argc, char **argv)
     free_nets(nets, n_dirs);
     free(dirs);
     free(davis);
+    free(baselines);
     return 0;
 }

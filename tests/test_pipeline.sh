@@ -21,6 +21,8 @@ if [ -f "$csv" ]; then
   awk -v j="$jf" 'BEGIN{exit !(j >= 0.6)}' && ok || bad "demo DAVIS J&F $jf below the floor 0.6"
   [ -s "$T/tables/demo.md" ] && [ -s "$T/tables/demo.tex" ] && [ -s "$T/tables/demo-sweep.md" ] && ok || bad "demo tables missing"
   ls "$T"/demo/shows/*.png >/dev/null 2>&1 && ok || bad "no overlay pictures"
+  # the random-weights baseline (kc-init toy/16) beside color, marked as a baseline
+  grep -Eq '^random,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,baseline$' "$csv" && ok || bad "no random baseline row in $csv: $(cat "$csv")"
 else
   bad "no $csv"
 fi

@@ -31,6 +31,46 @@ int main(void)
     free(tex);
     table_free(&t);
 
+    /* baselines: after the networks, labelled, under a rule, never bold while a network has a value */
+    table_init(&t, "network", "Network", 2, 4);
+    table_col(&t, 0, "voc_jaccard", "VOC Jaccard", 1);
+    table_col(&t, 1, "davis_jf", "DAVIS J&F", 1);
+    table_row(&t, 0, "color");
+    table_row(&t, 1, "dino");
+    table_row(&t, 2, "random");
+    table_row(&t, 3, "selfpatch");
+    t.baseline[0] = t.baseline[2] = 1;
+    double w[8] = {0.7, 0.9, 0.459, NAN, 0.22, 0.3, 0.5, NAN};
+    for (int k = 0; k < 8; k++) t.vals[k] = w[k];
+    csv = table_csv(&t);
+    md = table_markdown(&t);
+    tex = table_latex(&t);
+    CHECK(!strcmp(csv, "network,voc_jaccard,davis_jf,kind\ndino,0.459,,network\nselfpatch,0.5,,network\n"
+                       "color,0.7,0.9,baseline\nrandom,0.22,0.3,baseline\n"),
+          "csv with baselines:\n%s", csv);
+    CHECK(strstr(md, "| dino | 45.9 | – |\n| selfpatch | **50.0** | – |\n| color (baseline) | 70.0 | **90.0** |\n"
+                     "| random (baseline) | 22.0 | 30.0 |\n") != NULL,
+          "md with baselines (a baseline is bold only where no network has a value):\n%s", md);
+    CHECK(strstr(tex, "selfpatch & \\textbf{50.0} & -- \\\\\n\\midrule\n\\multicolumn{3}{l}{\\textit{Baselines}} \\\\\n"
+                      "color & 70.0 & \\textbf{90.0} \\\\\nrandom & 22.0 & 30.0 \\\\\n\\bottomrule") != NULL,
+          "tex with baselines:\n%s", tex);
+    free(csv);
+    free(md);
+    free(tex);
+    table_free(&t);
+    /* only baselines: no extra rule, the label line stays */
+    table_init(&t, "network", "Network", 1, 1);
+    table_col(&t, 0, "voc_jaccard", "VOC Jaccard", 1);
+    table_row(&t, 0, "color");
+    t.baseline[0] = 1;
+    t.vals[0] = 0.5;
+    tex = table_latex(&t);
+    CHECK(strstr(tex, "\\midrule\n\\multicolumn{2}{l}{\\textit{Baselines}} \\\\\ncolor & \\textbf{50.0}") &&
+              !strstr(tex, "\\midrule\n\\midrule"),
+          "tex, baselines only:\n%s", tex);
+    free(tex);
+    table_free(&t);
+
     kc_buf b = {0};
     table_macro_word(&b, "run-2");
     table_macro_word(&b, "t0.15_x");
