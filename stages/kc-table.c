@@ -111,11 +111,11 @@ static int read_summary(net_scores *ns)
         }
         double im, j, c;
         if (parse_num(path, line, f[1], &im) < 0 || parse_num(path, line, f[2], &j) < 0 ||
-            parse_num(path, line, f[3], &c) < 0) {
+            (f[3][0] ? parse_num(path, line, f[3], &c) < 0 : (c = NAN, 0))) { /* empty corloc: attention masks */
             rc = -1;
             break;
         }
-        if (j < 0 || j > 1 || c < 0 || c > 1) {
+        if (j < 0 || j > 1 || c < 0 || c > 1) { /* (false for a NaN corloc) */
             rc = kc_fail("%s:%d: values outside [0, 1]", path, line);
             break;
         }
@@ -452,6 +452,8 @@ int main(int argc, char **argv)
     }
     for (int i = 0; do_report && i < n_dirs; i++) {
         int s = find_setting(&nets[i], setting);
+        if (s < 0 && nets[i].n == 1 && !strncmp(nets[i].settings[0], "attn-mass", 9))
+            s = 0; /* an attention baseline (BASELINES=attn): its own single setting, VOC Jaccard only */
         if (s < 0) kc_die_msg("%s: network %s has no scores for setting %s", nets[i].dir, nets[i].name, setting);
         table_row(&rp, i, nets[i].name);
         double *row = rp.vals + (size_t)i * n_cols;
