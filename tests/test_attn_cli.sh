@@ -67,6 +67,13 @@ if $X $W --dataset voc:$V:val --features keys,attn --shard 1/2 --out $T/s1.h5 2>
    cmp -s $T/s/attn-mass0.60.csv $T/sm/attn-mass0.60.csv; then ok
 else bad "sharded attention: $(tail -n 2 $T/err)"; fi
 
+# kc-center keeps the attention: decoding the centred cache gives the same masks
+if $BUILD/kc-center $T/ka.h5 $T/cen.h5 2>$T/err && $D --features $T/cen.h5 --kind attn --out $T/mc.h5 2>>$T/err &&
+   /usr/bin/python3 -c 'import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+sys.exit(0 if all(np.array_equal(a["masks/attn-mass0.60/" + i][()], b["masks/attn-mass0.60/" + i][()]) for i in a["index/ids"].asstr()[()]) else 1)' $T/m.h5 $T/mc.h5
+then ok; else bad "kc-center then kc-decode --kind attn: $(tail -n 2 $T/err)"; fi
+
 # ---- bad input: one line, non-zero exit, nothing written ----
 expect_fail "attn with --drop-cls" "dino.pth: --features attn needs the class token's attention.*runs no class token" \
   $X $W --drop-cls --dataset voc:$V:val --features attn --out $T/bad1.h5
