@@ -46,6 +46,8 @@ static void usage(int status)
             "DIR/<setting>.csv and DIR/summary.csv, then appends one line to the ledger\n"
             "(default ./ledger.tsv).  --make-selection writes the selection split: the first N\n"
             "(default 1000) ids of TRAIN_LIST in sha256 order, as DIR/selectN.txt and its .sha256.\n"
+            "Attention-mass masks (kc-decode --kind attn, settings attn-mass<m>) are scored as DINO's\n"
+            "authors did: per object the best head's Jaccard (DIR/<setting>.columns.txt says more).\n"
             "\n"
             "example:\n"
             "  kc-score --make-selection VOC2012/ImageSets/Segmentation/train.txt --out datasets/splits\n"

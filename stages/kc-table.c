@@ -15,6 +15,8 @@
  *                                \kc<Name>Setting and \kc<Name>Settings, per network the sweep's best
  *                                (\kc<Name><Net>BestJaccard, ...BestCorLoc, ...BestJaccardSetting);
  *                                letters only, see eval/table.h
+ * An attention baseline's folder (kc-score of attn-mass masks: one attn-mass<m> setting, an empty
+ * corloc) is reported at its own setting with a blank CorLoc (docs/attention-baseline.md).
  * --only sweep / --only report writes just that table, as DIR/NAME.{csv,md,tex}.
  * NAME defaults to "report".  The chosen setting is --setting, else the only setting when there is
  * one, else the setting with the best mean Jaccard over the networks (printed).  Tables show
