@@ -5,6 +5,8 @@
 #   make davis  NETS="dino selfpatch" DAVIS=/data/DAVIS                 J&F of label propagation
 #   make tables                                                          the tables of what exists
 #   make demo   [WEIGHTS=path.pth]                                       everything on built-in data
+#   make report ... BASELINES=attn [ATTN_NET=dino]   adds the row "dino (attention 60 %)": DINO's
+#               60 %-mass attention masks of ATTN_NET on VOC val (VOC columns only; docs/attention-baseline.md)
 #
 # Products (OUT=work by default):
 #   datasets/splits/select$(SELECT_COUNT).txt (+ .sha256)    the selection split, from VOC's train list
@@ -13,6 +15,8 @@
 #   $(OUT)/cache/<net>/davis17-val/tokens.h5
 #   $(OUT)/scores/<net>/select/, $(OUT)/scores/<net>/val-<setting>/   score CSVs
 #   $(OUT)/results/<net>/davis17-val/                           palette PNGs and J&F CSV/JSON
+#   BASELINES=attn: $(OUT)/cache/<ATTN_NET>/voc12-val/{attn,masks-attn-mass0.60}.h5 and
+#   $(OUT)/scores/<ATTN_NET>/val-attn-mass0.60/ (network name "<ATTN_NET> (attention 60 %)")
 #   $(TABLES)/sweep.{csv,md,tex}, $(TABLES)/report.{csv,md,tex}, report-macros.tex
 # Every product depends on its program, its inputs and its config: editing configs/sweep.ini
 # recomputes masks, scores and tables only; editing one network's section of configs/nets.ini
@@ -37,6 +41,10 @@ DAVIS_KIND   ?= tokens
 WEIGHTS      ?=
 SHARDS       ?= 1
 SCHEDULER    ?= local
+BASELINES    ?=
+ATTN_NET     ?= dino
+ATTN_SETTING := attn-mass0.60
+ATTN_NETS    := $(if $(filter attn,$(BASELINES)),$(ATTN_NET))
 
 SELECT_LIST  := $(SPLITS)/select$(SELECT_COUNT).txt
 NET_ARGS      = $(shell OUT=$(OUT) configs/net-args.sh $(NETS_INI) $(1))
@@ -58,7 +66,7 @@ PLAN = $(MAKE) --no-print-directory -n $(1) 2>/dev/null | SELECT_LIST=$(SELECT_L
 # ---- per-network options, rewritten only when they change (so make sees edits of one network) ----
 # Done while the makefile is read (not by a rule), so that `make -n` shows the true plan.
 ifneq ($(filter sweep report davis tables $(OUT)/%,$(MAKECMDGOALS)),)
-_net_stamps := $(foreach n,$(NETS),$(shell mkdir -p $(OUT)/nets && \
+_net_stamps := $(foreach n,$(sort $(NETS) $(ATTN_NETS)),$(shell mkdir -p $(OUT)/nets && \
     OUT=$(OUT) configs/net-args.sh $(NETS_INI) $(n) > $(OUT)/nets/$(n).args.tmp$$$$ 2>/dev/null && \
     { cmp -s $(OUT)/nets/$(n).args.tmp$$$$ $(OUT)/nets/$(n).args || mv $(OUT)/nets/$(n).args.tmp$$$$ $(OUT)/nets/$(n).args; }; \
     rm -f $(OUT)/nets/$(n).args.tmp$$$$))
@@ -114,6 +122,16 @@ $(OUT)/scores/%/select/summary.csv: $(OUT)/cache/%/voc12-select/masks.h5 $(BUILD
 $(OUT)/scores/%/val-$(SETTING)/summary.csv: $(OUT)/cache/%/voc12-val/masks-$(SETTING).h5 $(BUILD)/kc-score
 	$(BUILD)/kc-score --masks $< --voc $(VOC) --split $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt --out $(@D) --network $* --ledger $(LEDGER)
 
+# ---- the attention baseline (BASELINES=attn): class attention, 60 % mass masks, DINO's scoring ----
+$(OUT)/cache/%/voc12-val/attn.h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt $$(call NET_WEIGHTS,$$*)
+	$(BUILD)/kc-extract $(file < $(OUT)/nets/$*.args) --dataset voc:$(VOC):$(VAL_SPLIT) --features attn --out $@
+
+$(OUT)/cache/%/voc12-val/masks-$(ATTN_SETTING).h5: $(OUT)/cache/%/voc12-val/attn.h5 $(BUILD)/kc-decode
+	$(BUILD)/kc-decode --features $< --kind attn --setting $(ATTN_SETTING) --out $@
+
+$(OUT)/scores/%/val-$(ATTN_SETTING)/summary.csv: $(OUT)/cache/%/voc12-val/masks-$(ATTN_SETTING).h5 $(BUILD)/kc-score
+	$(BUILD)/kc-score --masks $< --voc $(VOC) --split $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt --out $(@D) --network '$* (attention 60 %)' --ledger $(LEDGER)
+
 # ---- DAVIS ---------------------------------------------------------------------------------
 # kc-propagate keeps finished sequences (a rerun resumes); kc-davis writes its CSV last, so the
 # CSV's presence means both steps completed.
@@ -126,14 +144,15 @@ endif
 # ---- tables --------------------------------------------------------------------------------
 SELECT_SCORES = $(foreach n,$(NETS),$(OUT)/scores/$(n)/select/summary.csv)
 VAL_SCORES    = $(foreach n,$(NETS),$(OUT)/scores/$(n)/val-$(SETTING)/summary.csv)
+ATTN_SCORES   = $(foreach n,$(ATTN_NETS),$(OUT)/scores/$(n)/val-$(ATTN_SETTING)/summary.csv)
 DAVIS_SCORES  = $(if $(DAVIS),$(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv))
 DAVIS_OPTS    = $(if $(DAVIS),$(foreach n,$(NETS),--davis $(n)=$(OUT)/results/$(n)/davis17-val))
 
 $(TABLES)/sweep.csv: $(SELECT_SCORES) $(BUILD)/kc-table
 	$(BUILD)/kc-table $(dir $(SELECT_SCORES)) --out $(TABLES) --name sweep --only sweep --ledger $(LEDGER) $(BASELINE_OPTS)
 
-$(TABLES)/report.csv: $(VAL_SCORES) $(DAVIS_SCORES) $(BUILD)/kc-table
-	$(BUILD)/kc-table $(dir $(VAL_SCORES)) --out $(TABLES) --name report --only report --setting $(SETTING) $(DAVIS_OPTS) --ledger $(LEDGER) $(BASELINE_OPTS)
+$(TABLES)/report.csv: $(VAL_SCORES) $(ATTN_SCORES) $(DAVIS_SCORES) $(BUILD)/kc-table
+	$(BUILD)/kc-table $(dir $(VAL_SCORES) $(ATTN_SCORES)) --out $(TABLES) --name report --only report --setting $(SETTING) $(DAVIS_OPTS) --ledger $(LEDGER) $(BASELINE_OPTS)
 
 ifneq ($(SCHEDULER),slurm)   # SCHEDULER=slurm: sweep and demo are those of slurm.mk
 sweep: pipeline-check all

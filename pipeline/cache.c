@@ -425,6 +425,41 @@ int cache_read_u8(const cache_reader *r, const char *dset, uint8_t **data, int *
     return rc;
 }
 
+static int read_u8_stack(const cache_reader *r, const char *dset, uint8_t **data, int *n, int *rows, int *cols)
+{
+    hid_t d = H5Dopen2((hid_t)r->file, dset, H5P_DEFAULT);
+    if (d < 0) return kc_fail("%s: missing dataset %s", r->path, dset);
+    hid_t sp = H5Dget_space(d);
+    hsize_t dims[3] = {0, 0, 0};
+    int rank = H5Sget_simple_extent_ndims(sp);
+    if (rank == 3) H5Sget_simple_extent_dims(sp, dims, NULL);
+    H5Sclose(sp);
+    if (rank != 3 || !dims[0] || !dims[1] || !dims[2] || dims[0] > 4096 || dims[1] * dims[2] > (1ull << 24)) {
+        H5Dclose(d);
+        return kc_fail("%s: dataset %s is not a (heads, grid_h, grid_w) stack of masks (rank %d)", r->path, dset, rank);
+    }
+    uint8_t *buf = kc_malloc(dims[0] * dims[1] * dims[2]);
+    if (H5Dread(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+        free(buf);
+        H5Dclose(d);
+        return kc_fail("%s: cannot read dataset %s (damaged file?)", r->path, dset);
+    }
+    H5Dclose(d);
+    *data = buf;
+    *n = (int)dims[0];
+    *rows = (int)dims[1];
+    *cols = (int)dims[2];
+    return 0;
+}
+
+int cache_read_u8_stack(const cache_reader *r, const char *dset, uint8_t **data, int *n, int *rows, int *cols)
+{
+    int rc;
+    HDF5_LOCK
+    rc = read_u8_stack(r, dset, data, n, rows, cols);
+    return rc;
+}
+
 static int read_attr(const cache_reader *r, const char *dset, const char *name, hid_t memtype, void *vals,
                      int max)
 {

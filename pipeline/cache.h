@@ -2,7 +2,10 @@
  *
  * Layout (DESIGN.md, "The cache"):
  *   features cache: /features/<kind>/<id> float32 (n_tok, dim);  masks cache: /masks/<setting>/<id>
- *   uint8 (grid_h, grid_w) with float attrs lambda2, eigengap (one per round) and int degenerate;
+ *   uint8 (grid_h, grid_w) with float attrs lambda2, eigengap (one per round) and int degenerate,
+ *   or, for the attention-mass settings /masks/attn-mass<m>/<id>, a uint8 (heads, grid_h, grid_w)
+ *   stack with attrs mass and knife_edge_heads (docs/attention-baseline.md); /features/attn/<id>
+ *   is float32 (heads, grid_h * grid_w);
  *   /index/ids (vlen UTF-8 strings), /index/grid int32 (n, 2), /index/size int32 (n, 2);
  *   provenance as string root attributes (format, format_version, code_version, command, ...).
  *
@@ -83,6 +86,8 @@ int cache_has(const cache_reader *r, const char *dset);
 int cache_read_f32(const cache_reader *r, const char *dset, float **data, int *rows, int *cols);
 /* uint8 2-D dataset. */
 int cache_read_u8(const cache_reader *r, const char *dset, uint8_t **data, int *rows, int *cols);
+/* uint8 3-D dataset (n, rows, cols): the (heads, grid_h, grid_w) attention-mass mask stacks. */
+int cache_read_u8_stack(const cache_reader *r, const char *dset, uint8_t **data, int *n, int *rows, int *cols);
 /* Float attribute array of a dataset (up to max values); returns the count, -1 on error. */
 int cache_read_attr_f32(const cache_reader *r, const char *dset, const char *name, float *vals, int max);
 int cache_read_attr_i32(const cache_reader *r, const char *dset, const char *name, int32_t *val);

@@ -7,6 +7,9 @@
  *         O_h = softmax(q_h k_h^T / sqrt(hd)) v_h
  *   keys   = LN1_last(x_{depth-1}) W_qkv[D:2D]^T + b_qkv[D:2D]   (class row dropped, unscaled)
  *   tokens = norm(x_depth) when the network has a final norm, else x_depth (class row dropped)
+ *   attn   = per head, softmax_t(q_cls,h . k_t,h / sqrt(hd)) over all T tokens, class column
+ *            dropped after the softmax; q_cls from LN1_last(x_cls) and qkv rows 0..D-1
+ *            (class_attention below, run once on the last block)
  * GELU is exact (erf).  Only the blocks before the last run in full when just the keys are wanted.
  *
  * Threads.  One OpenMP parallel region per forward.  Each thread owns a contiguous range of token
@@ -77,6 +80,7 @@ struct vit_state {
     float *att;      /* (T, D) attention output, heads concatenated */
     float *hidden;   /* (T, M) */
     float *scores;   /* (n_threads, ATT_ROWS, T) */
+    float *cls_q;    /* (D + T) class query and its scores (class attention), or NULL */
 };
 
 /* ---- loading ------------------------------------------------------------------------------ */
@@ -444,6 +448,7 @@ int vit_state_new(vit_state **out, const vit_model *m, int grid_h, int grid_w)
     s->att = kc_malloc(T * D * sizeof(float));
     s->hidden = kc_malloc(T * (size_t)m->mlp * sizeof(float));
     s->scores = kc_malloc((size_t)s->n_threads * ATT_ROWS * T * sizeof(float));
+    s->cls_q = m->cls ? kc_malloc((D + T) * sizeof(float)) : NULL;
     if (vit_resample_pos(m->pos, m->pos_n, m->dim, grid_h, grid_w, m->posembed_hf, s->pos) < 0) {
         vit_state_free(s);
         return -1;
@@ -463,6 +468,7 @@ void vit_state_free(vit_state *s)
     free(s->att);
     free(s->hidden);
     free(s->scores);
+    free(s->cls_q);
     free(s);
 }
 
@@ -616,6 +622,39 @@ static void attention_item(const vit_model *m, vit_state *s, float *scores, int 
     scale_rows(out, D, rows, hd, inv_sum);
 }
 
+/* The class token's attention in the last block B, per head, over the patch tokens:
+ * q = LN1(x_cls) W_qkv[0:D]^T + b_qkv[0:D] (s->xn row 0), scores against the k rows already in
+ * s->qkv, scaled by hd^-0.5, softmax over all T tokens, the class column dropped.
+ * attn: (heads, T - 1).  Serial: about D (D + T) multiply-adds, under 1 % of a forward. */
+static void class_attention(const vit_model *m, vit_state *s, const vit_block *B, float *attn)
+{
+    const int D = m->dim, hd = m->head_dim, T = s->n_tok, ld = 3 * D;
+    float *q = s->cls_q, *sc = s->cls_q + D;
+    const float scale = 1.0f / sqrtf((float)hd);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, D, D, 1.0f, B->qkv_w, D, s->xn, 1, 0.0f, q, 1);
+    for (int i = 0; i < D; i++) q[i] += B->qkv_b[i];
+    for (int h = 0; h < m->heads; h++) {
+        const float *qh = q + (size_t)h * hd;
+        float mx = -INFINITY;
+        for (int t = 0; t < T; t++) {
+            const float *kt = s->qkv + (size_t)t * ld + D + (size_t)h * hd;
+            float dot = 0;
+#pragma omp simd reduction(+ : dot)
+            for (int i = 0; i < hd; i++) dot += qh[i] * kt[i];
+            sc[t] = dot * scale;
+            if (sc[t] > mx) mx = sc[t];
+        }
+        double sum = 0;
+        for (int t = 0; t < T; t++) {
+            sc[t] = expf(sc[t] - mx);
+            sum += sc[t];
+        }
+        const float inv = (float)(1.0 / sum);
+        float *row = attn + (size_t)h * (T - 1);
+        for (int t = 1; t < T; t++) row[t - 1] = sc[t] * inv;
+    }
+}
+
 /* The other way to share two cores, kept for tests/bench_vit.sh (KC_VIT_THREADING=openblas):
  * every product over all rows on OpenBLAS's own thread pool, OpenMP only for the row-wise steps
  * and the attention items (OpenBLAS single-threaded inside those).  Same results. */
@@ -627,7 +666,7 @@ static void attention_item(const vit_model *m, vit_state *s, float *scores, int 
     }
 
 static int forward_blas_pool(const vit_model *m, vit_state *s, const float *chw, float *keys,
-                             float *tokens)
+                             float *tokens, float *attn)
 {
     const int D = m->dim, M = m->mlp, T = s->n_tok, cls = m->cls, nt = s->n_threads;
     const float eps = (float)m->ln_eps;
@@ -651,6 +690,7 @@ static int forward_blas_pool(const vit_model *m, vit_state *s, const float *chw,
             for (int r = cls; r < T; r++)
                 memcpy(keys + (size_t)(r - cls) * D, s->qkv + (size_t)r * 3 * D + D,
                        (size_t)D * sizeof(float));
+        if (attn && b == m->depth - 1) class_attention(m, s, B, attn);
         if (!full) break;
         openblas_set_num_threads(1);
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
@@ -682,11 +722,22 @@ static int forward_blas_pool(const vit_model *m, vit_state *s, const float *chw,
 int vit_forward(const vit_model *m, vit_state *s, const float *chw, int grid_h, int grid_w,
                 float *keys, float *tokens)
 {
+    const vit_outputs out = {keys, tokens, NULL};
+    return vit_forward_ex(m, s, chw, grid_h, grid_w, &out);
+}
+
+int vit_forward_ex(const vit_model *m, vit_state *s, const float *chw, int grid_h, int grid_w,
+                   const vit_outputs *out)
+{
+    float *keys = out->keys, *tokens = out->tokens, *attn = out->attn;
     if (grid_h != s->grid_h || grid_w != s->grid_w)
         return kc_fail("vit: state made for a %dx%d grid used for %dx%d", s->grid_h, s->grid_w,
                        grid_h, grid_w);
-    if (!keys && !tokens) return 0;
-    if (m->blas_pool) return forward_blas_pool(m, s, chw, keys, tokens);
+    if (attn && !m->cls)
+        return kc_fail("vit: class attention needs a class token, and this network runs none (%s)",
+                       m->kind);
+    if (!keys && !tokens && !attn) return 0;
+    if (m->blas_pool) return forward_blas_pool(m, s, chw, keys, tokens, attn);
     const int D = m->dim, M = m->mlp, T = s->n_tok, cls = m->cls;
     const float eps = (float)m->ln_eps;
     const int n_items_per_head = (T + ATT_ROWS - 1) / ATT_ROWS;
@@ -719,6 +770,11 @@ int vit_forward(const vit_model *m, vit_state *s, const float *chw, int grid_h, 
                 for (int r = r0 > cls ? r0 : cls; r < r1; r++)
                     memcpy(keys + (size_t)(r - cls) * D, s->qkv + (size_t)r * 3 * D + D,
                            (size_t)D * sizeof(float));
+            if (attn && b == m->depth - 1) {
+#pragma omp barrier
+#pragma omp single
+                class_attention(m, s, B, attn);
+            }
             if (!full) break;
 #pragma omp barrier
 #pragma omp for schedule(dynamic, 1)

@@ -5,6 +5,11 @@
  * Keys: last block, LayerNorm-1 of its input times rows dim..2dim-1 of qkv.weight plus that bias
  * slice, unscaled, class row dropped; only the blocks before the last run in full.
  * Tokens: last block's output, after the final norm when present, class row dropped.
+ * Class attention (attn): in the last block, per head h, the class token's attention weights
+ *     a_h = softmax_over_all_T_tokens( q_cls,h k_t,h^T / sqrt(head_dim) ),  q_cls = LN1(x_cls)
+ *     W_qkv[0:D]^T + b_qkv[0:D], k_t the key rows above; the class column dropped after the
+ *     softmax (DINO's visualize_attention.py: attentions[0, :, 0, 1:]); (heads, G) float32.
+ *     Only for networks that run a class token (vit_has_cls).
  * Position embeddings resampled to the working grid: "dino" (bicubic a=-0.75, source coordinate
  * (dst + 0.5) * n / (g + 0.1) - 0.5) or "hf" ((dst + 0.5) * n / g - 0.5).
  *
@@ -63,6 +68,15 @@ void vit_state_free(vit_state *s);
 /* chw: (3, grid_h*patch, grid_w*patch) normalised.  keys, tokens: (grid_h*grid_w, dim) or NULL. */
 int vit_forward(const vit_model *m, vit_state *s, const float *chw, int grid_h, int grid_w,
                 float *keys, float *tokens);
+/* What one forward writes; any pointer may be NULL.  attn: (heads, grid_h*grid_w); asking for it
+ * from a network without a class token is an error (nothing written). */
+typedef struct vit_outputs {
+    float *keys;   /* (G, dim) */
+    float *tokens; /* (G, dim) */
+    float *attn;   /* (heads, G) */
+} vit_outputs;
+int vit_forward_ex(const vit_model *m, vit_state *s, const float *chw, int grid_h, int grid_w,
+                   const vit_outputs *out);
 
 /* The no-learning colour extractor (--model color): per-patch colour and position statistics on
  * the same grid.  feats: (grid_h*grid_w, COLOR_DIM). */

@@ -5,8 +5,8 @@
  * For every image of a features cache: keys' = keys - mean over the image's tokens of keys (the
  * mean summed in double, in token order).  OUT has IN's layout and index, so every later stage
  * reads either.  The removed mean's Euclidean norm is stored per image as the float attribute
- * `mean_norm` on its /features/keys/<id> dataset.  Other feature kinds (/features/tokens) are
- * copied unchanged.  Provenance: IN's root attributes, plus input (IN's path),
+ * `mean_norm` on its /features/keys/<id> dataset.  Other feature kinds (/features/tokens,
+ * /features/attn) are copied unchanged.  Provenance: IN's root attributes, plus input (IN's path),
  * input_content_hash, centered ("keys") and the command line.  Resumable and atomic (batches of 16
  * images as pieces in OUT.partial/, merged into OUT at the end).
  */
@@ -69,6 +69,9 @@ int main(int argc, char **argv)
     const char *hash = cache_content_hash(&r);
     char *d0k = kc_strfmt("/features/keys/%s", r.index.ids[0]), *d0t = kc_strfmt("/features/tokens/%s", r.index.ids[0]);
     int has_keys = cache_has(&r, d0k), has_tokens = cache_has(&r, d0t);
+    char *d0a = kc_strfmt("/features/attn/%s", r.index.ids[0]);
+    const int has_attn = cache_has(&r, d0a);
+    free(d0a);
     free(d0k);
     free(d0t);
     if (!has_keys) kc_die_msg("%s: no /features/keys (kc-center centres keys; was it extracted with --features tokens?)", in);
@@ -77,7 +80,7 @@ int main(int argc, char **argv)
     shard_ids_hash((const char *const *)r.index.ids, r.index.n, full_ids);
     shard_index(&shard, &r.index);
     const int n = r.index.n;
-    const char *parts[] = {"kc-center", KC_VERSION, in, hash ? hash : "", has_tokens ? "tokens" : "",
+    const char *parts[] = {"kc-center", KC_VERSION, in, hash ? hash : "", has_tokens && has_attn ? "tokens,attn" : has_tokens ? "tokens" : has_attn ? "attn" : "",
                            shard_str(&shard, shard_s)};
     char fp[65];
     cache_fingerprint(fp, shard_active(&shard) ? 6 : 5, parts);
@@ -140,6 +143,14 @@ int main(int argc, char **argv)
                 }
                 free(tok);
                 free(dt);
+            }
+            if (has_attn) { /* the class attention (kc-extract --features attn), unchanged */
+                char *da = kc_strfmt("/features/attn/%s", id);
+                if (cache_piece_copy(pc, &r, da) < 0) {
+                    cache_piece_abort(pc);
+                    kc_die();
+                }
+                free(da);
             }
             progress_add(&p, 1);
         }

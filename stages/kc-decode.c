@@ -10,12 +10,18 @@
  * number) and the command line.  Work is shared across settings as decoders/grid.h describes.
  * Images of a batch (16) are decoded in parallel (OpenMP), one image per thread; the output does
  * not depend on the number of threads.  Resumable and atomic (pieces in OUT.partial/).
+ *
+ * --kind attn (class attention, kc-extract --features attn) takes one setting attn-mass<m>
+ * (default attn-mass0.60; decoders/attn_mass.h): /masks/attn-mass<m>/<id> is then a uint8
+ * (heads, grid_h, grid_w) stack, 1 = kept, one mask per head, with attributes mass (float) and
+ * knife_edge_heads (int, heads whose cut was within 1e-6 of 1 - m); see docs/attention-baseline.md.
  */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoders/attn_mass.h"
 #include "decoders/grid.h"
 #include "pipeline/cache.h"
 #include "pipeline/kc.h"
@@ -29,23 +35,129 @@ static void usage(int status)
     fprintf(status ? stderr : stdout,
             "usage: kc-decode --features FILE [--kind keys|tokens] (--setting ID | --grid FILE) [--shard i/n]\n"
             "                 --out masks.h5\n"
+            "       kc-decode --features FILE --kind attn [--setting attn-mass<m>] [--shard i/n] --out masks.h5\n"
             "\n"
             "Finds objects without labels: a normalized cut of each image's patch graph (TokenCut /\n"
             "MaskCut style), for one decoder setting or every setting of a grid.\n"
             "\n"
             "  --features FILE  a features cache (kc-extract or kc-center output)\n"
-            "  --kind K         keys (default) or tokens\n"
+            "  --kind K         keys (default), tokens, or attn (class attention: DINO's mass masks)\n"
             "  --setting ID     one setting, e.g. t0.20-bin-mean-seed-n1 (TokenCut) or\n"
             "                   t0.15-bin-mean-corners-n3 (MaskCut): tau-edges-split-foreground-masks\n"
             "  --grid FILE      every setting of a grid file (configs/sweep.ini: 144 settings)\n"
+            "                   with --kind attn: attn-mass<m>, 0 < m <= 1 (default attn-mass0.60): per head\n"
+            "                   the patches holding the top m of the attention mass, a (heads, h, w) stack\n"
             "  --out FILE       the masks cache to write (an interrupted run resumes from FILE.partial/)\n"
             "  --shard i/n      only slice i of n of the images (pipeline/shard.h); join with kc-merge\n"
             "\n"
             "examples:\n"
             "  kc-decode --features cache/dino/voc12-val/centered.h5 --grid configs/sweep.ini \\\n"
             "            --out cache/dino/voc12-val/masks.h5\n"
-            "  kc-decode --features keys.h5 --setting t0.20-bin-mean-seed-n1 --out one.h5\n");
+            "  kc-decode --features keys.h5 --setting t0.20-bin-mean-seed-n1 --out one.h5\n"
+            "  kc-decode --features attn.h5 --kind attn --setting attn-mass0.60 --out attn-masks.h5\n");
     exit(status);
+}
+
+/* --kind attn: DINO's attention-mass masks of a class-attention cache, one (heads, h, w) stack per
+ * image (decoders/attn_mass.h).  Everything is checked before anything is written. */
+static int decode_attn(const char *features, const char *kind, const char *setting, const char *grid_path,
+                       const char *out, const char *shard_arg)
+{
+    double t0 = kc_now();
+    if (strcmp(kind, "attn"))
+        kc_die_msg("--setting %s decodes class attention: give --kind attn (and a cache from kc-extract --features attn)",
+                   setting);
+    if (grid_path) kc_die_msg("--kind attn takes one --setting attn-mass<m>, not --grid");
+    if (!setting) setting = ATTN_MASS_DEFAULT;
+    double mass;
+    char id[32];
+    if (!attn_mass_is_setting(setting))
+        kc_die_msg("--kind attn: setting '%s' is not attn-mass<m> (e.g. attn-mass0.60)", setting);
+    if (attn_mass_parse(setting, &mass, id) < 0) kc_die();
+    kc_shard shard = KC_SHARD_NONE;
+    if (shard_arg && shard_parse(shard_arg, &shard) < 0) kc_die();
+    cache_reader r;
+    if (cache_open(&r, features, CACHE_FORMAT_FEATURES) < 0 || shard_check_input(&shard, &r) < 0) kc_die();
+    char *d0 = kc_strfmt("/features/attn/%s", r.index.ids[0]);
+    if (!cache_has(&r, d0))
+        kc_die_msg("%s: no /features/attn (holds %s; extract the class attention with kc-extract --features attn)",
+                   features, cache_attr(&r, "feature_kinds") ? cache_attr(&r, "feature_kinds") : "other features");
+    free(d0);
+    char full_ids[65], shard_s[32];
+    const int full_n = r.index.n;
+    shard_ids_hash((const char *const *)r.index.ids, r.index.n, full_ids);
+    shard_index(&shard, &r.index);
+    const int n = r.index.n;
+    const char *hash = cache_content_hash(&r);
+    const char *parts[] = {"kc-decode", KC_VERSION, features, hash ? hash : "", "attn", id, shard_str(&shard, shard_s)};
+    char fp[65];
+    cache_fingerprint(fp, 6 + shard_active(&shard), parts);
+    int n_batches = (n + BATCH - 1) / BATCH;
+    cache_writer w;
+    if (cache_writer_open(&w, out, CACHE_FORMAT_MASKS, fp, n_batches) < 0) kc_die();
+    kc_info("%d images, %s (class attention, mass %g)", n, id, mass);
+    progress p;
+    progress_init(&p, "decode", n, "images");
+    long knife_total = 0;
+    for (int b = 0; b < n_batches; b++) {
+        int i0 = b * BATCH, i1 = i0 + BATCH < n ? i0 + BATCH : n;
+        if (cache_writer_have(&w, b)) {
+            progress_skip(&p, i1 - i0);
+            continue;
+        }
+        cache_piece *pc = cache_piece_new(&w, b);
+        for (int i = i0; i < i1; i++) {
+            char *dset = kc_strfmt("/features/attn/%s", r.index.ids[i]);
+            float *attn = NULL;
+            int heads, G, gh = r.index.grid[2 * i], gw = r.index.grid[2 * i + 1];
+            if (cache_read_f32(&r, dset, &attn, &heads, &G) < 0) kc_die();
+            if (G != gh * gw) kc_die_msg("%s: %s has %d patches per head but its grid is %dx%d", features, dset, G, gh, gw);
+            for (size_t k = 0; k < (size_t)heads * G; k++)
+                if (attn[k] < 0) kc_die_msg("%s: %s holds a negative weight (%g): not attention", features, dset, attn[k]);
+            uint8_t *masks = kc_malloc((size_t)heads * G);
+            int knife = attn_mass_masks(attn, heads, G, mass, masks);
+            if (knife < 0) {
+                kc_fail_prefix("%s: %s", features, dset);
+                kc_die();
+            }
+            knife_total += knife;
+            char *md = kc_strfmt("/masks/%s/%s", id, r.index.ids[i]);
+            int64_t dims[3] = {heads, gh, gw};
+            float mf = (float)mass;
+            if (cache_piece_put_u8(pc, md, masks, 3, dims) < 0 || cache_piece_attr_f32(pc, md, "mass", &mf, 1) < 0 ||
+                cache_piece_attr_i32(pc, md, "knife_edge_heads", knife) < 0) {
+                cache_piece_abort(pc);
+                kc_die();
+            }
+            free(md);
+            free(masks);
+            free(attn);
+            free(dset);
+            progress_add(&p, 1);
+        }
+        if (cache_piece_commit(pc) < 0) kc_die();
+    }
+    progress_end(&p);
+    cache_prov prov = {0, NULL, NULL};
+    for (int k = 0; k < r.prov.n; k++)
+        if (!prov_is_reserved(r.prov.key[k]) && !shard_prov_key(r.prov.key[k])) prov_set(&prov, r.prov.key[k], r.prov.value[k]);
+    prov_set(&prov, "command", kc_cmdline());
+    prov_set(&prov, "features", features);
+    prov_set(&prov, "features_content_hash", hash ? hash : "");
+    prov_set(&prov, "feature_kind", "attn");
+    prov_set(&prov, "settings", "1");
+    prov_set(&prov, "decoder", "attention mass (DINO visualize_attention.py --threshold): per head, ascending sort, "
+                               "keep cumulative share > 1 - m; masks are (heads, grid_h, grid_w) stacks");
+    shard_prov(&shard, &prov, full_ids, full_n, BATCH, out);
+    if (cache_writer_finish(&w, &r.index, &prov) < 0) kc_die();
+    prov_free(&prov);
+    cache_writer_free(&w);
+    cache_close(&r);
+    char took[32];
+    progress_fmt_time(kc_now() - t0, took, sizeof took);
+    if (knife_total) kc_info("%ld head masks had a patch within %g of the mass threshold (knife edges)", knife_total, ATTN_KNIFE);
+    kc_info("wrote %s (%d images, %s) in %s", out, n, id, took);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -68,8 +180,9 @@ int main(int argc, char **argv)
         *dst = argv[++i];
     }
     if (!features || !out) kc_die_msg("--features and --out are required (see --help)");
+    if (!strcmp(kind, "attn") || attn_mass_is_setting(setting)) return decode_attn(features, kind, setting, grid_path, out, shard_arg);
     if (!setting == !grid_path) kc_die_msg("give exactly one of --setting ID and --grid FILE");
-    if (strcmp(kind, "keys") && strcmp(kind, "tokens")) kc_die_msg("--kind must be keys or tokens (got '%s')", kind);
+    if (strcmp(kind, "keys") && strcmp(kind, "tokens")) kc_die_msg("--kind must be keys, tokens or attn (got '%s')", kind);
     kc_shard shard = KC_SHARD_NONE;
     if (shard_arg && shard_parse(shard_arg, &shard) < 0) kc_die();
     openblas_set_num_threads(1);

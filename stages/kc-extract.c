@@ -22,7 +22,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: kc-extract --weights FILE [--checkpoint-key K] [--model vit|color] [--drop-cls]\n"
             "                  [--heads H] [--ln-eps E] --dataset SPEC [--policy square480|short480|native16]\n"
-            "                  [--features keys|tokens|keys,tokens] [--posembed dino|hf] [--batch N]\n"
+            "                  [--features keys|tokens|attn|keys,tokens,...] [--posembed dino|hf] [--batch N]\n"
             "                  [--patch P] [--shard i/n] [--verbose] --out keys.h5\n"
             "\n"
             "Runs a ViT teacher (or the no-learning colour extractor) over a dataset and stores, per\n"
@@ -38,7 +38,9 @@ static void usage(FILE *f)
             "  --dataset SPEC        voc:ROOT:SPLIT | davis:ROOT:SPLIT | dir:DIR | list:FILE\n"
             "  --policy P            square480 (default for voc/dir/list), short480 (default for davis),\n"
             "                        native16\n"
-            "  --features F          keys (default), tokens, or keys,tokens\n"
+            "  --features F          keys (default), tokens, attn, or a comma list (keys,attn); attn is the\n"
+            "                        last block's class-token attention per head, (heads, patches), as DINO\n"
+            "                        reads it (needs a class token: not SelfPatch-like or --drop-cls)\n"
             "  --posembed dino|hf    position-embedding resampling rule (default dino)\n"
             "  --batch N             images per crash-safe piece (default 8)\n"
             "  --patch P             patch size of the colour extractor (default 16)\n"
@@ -60,6 +62,24 @@ static const char *products_describe(void)
     static char buf[256];
     snprintf(buf, sizeof buf, "%s; row kernels %s", kc_gemm_describe(), kc_simd_level() >= 2 ? "avx512" : "avx2");
     return buf;
+}
+
+/* "keys", "tokens", "attn" or a comma list of them, each at most once. */
+static int parse_features(const char *list, int *keys, int *tokens, int *attn)
+{
+    char buf[64];
+    if (!list[0] || strlen(list) >= sizeof buf)
+        return kc_fail("--features: bad value '%s' (keys, tokens, attn or a comma list)", list);
+    strcpy(buf, list);
+    for (char *save = NULL, *f = strtok_r(buf, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+        int *w = !strcmp(f, "keys") ? keys : !strcmp(f, "tokens") ? tokens : !strcmp(f, "attn") ? attn : NULL;
+        if (!w) return kc_fail("--features: unknown kind '%s' in '%s' (keys, tokens, attn or a comma list)", f, list);
+        if (*w) return kc_fail("--features: '%s' listed twice in '%s'", f, list);
+        *w = 1;
+    }
+    if (list[strlen(list) - 1] == ',' || list[0] == ',' || strstr(list, ",,"))
+        return kc_fail("--features: bad value '%s' (keys, tokens, attn or a comma list)", list);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -112,11 +132,8 @@ int main(int argc, char **argv)
     if (batch < 1 || batch > 4096) kc_die_msg("--batch: %d is out of range 1..4096", batch);
     if (heads < 0) kc_die_msg("--heads: must be positive");
     if (patch_color < 2 || patch_color > 64) kc_die_msg("--patch: %d is out of range 2..64", patch_color);
-    int want_keys = 0, want_tokens = 0;
-    if (!strcmp(features, "keys")) want_keys = 1;
-    else if (!strcmp(features, "tokens")) want_tokens = 1;
-    else if (!strcmp(features, "keys,tokens") || !strcmp(features, "tokens,keys")) want_keys = want_tokens = 1;
-    else kc_die_msg("--features: unknown '%s' (keys, tokens or keys,tokens)", features);
+    int want_keys = 0, want_tokens = 0, want_attn = 0;
+    if (parse_features(features, &want_keys, &want_tokens, &want_attn) < 0) kc_die();
     if (strcmp(posembed, "dino") && strcmp(posembed, "hf")) kc_die_msg("--posembed: unknown '%s' (dino or hf)", posembed);
 
     kc_dataset ds;
@@ -170,6 +187,11 @@ int main(int argc, char **argv)
                     sk.s, w.n_skipped > 12 ? ", ..." : "");
             free(sk.s);
         }
+        if (want_attn && !vit_has_cls(model))
+            kc_die_msg("%s: --features attn needs the class token's attention, and this network runs no class "
+                       "token (%s)", weights, vit_forward_kind(model));
+    } else if (want_attn) {
+        kc_die_msg("--features attn needs a ViT with a class token (--model color has no attention)");
     } else if (drop_cls || heads || ln_eps != 0 || ckey) {
         kc_die_msg("--drop-cls, --heads, --ln-eps and --checkpoint-key apply to --model vit only");
     }
@@ -256,6 +278,7 @@ int main(int argc, char **argv)
             size_t n_tok = (size_t)gh * gw;
             float *keys = want_keys ? kc_malloc(n_tok * (size_t)dim * sizeof(float)) : NULL;
             float *tokens = want_tokens ? kc_malloc(n_tok * (size_t)dim * sizeof(float)) : NULL;
+            float *attn = want_attn ? kc_malloc(n_tok * (size_t)vit_heads(model) * sizeof(float)) : NULL;
             if (use_vit) {
                 if (!state || gh != state_gh || gw != state_gw) {
                     if (state) vit_state_free(state);
@@ -263,7 +286,8 @@ int main(int argc, char **argv)
                     state_gh = gh;
                     state_gw = gw;
                 }
-                if (vit_forward(model, state, chw[k], gh, gw, keys, tokens) < 0) {
+                const vit_outputs vo = {keys, tokens, attn};
+                if (vit_forward_ex(model, state, chw[k], gh, gw, &vo) < 0) {
                     kc_fail_prefix("%s", ds.paths[i]);
                     kc_die();
                 }
@@ -284,8 +308,15 @@ int main(int argc, char **argv)
                 if (cache_piece_put_f32(piece, name, tokens, 2, dims) < 0) kc_die();
                 free(name);
             }
+            if (attn) {
+                int64_t adims[2] = {vit_heads(model), (int64_t)n_tok};
+                name = kc_strfmt("/features/attn/%s", ds.ids[i]);
+                if (cache_piece_put_f32(piece, name, attn, 2, adims) < 0) kc_die();
+                free(name);
+            }
             free(keys);
             free(tokens);
+            free(attn);
             free(chw[k]);
             chw[k] = NULL;
             progress_add(&pr, 1);
@@ -315,7 +346,18 @@ int main(int argc, char **argv)
         prov_set(&prov, "ln_eps", "-");
         prov_set(&prov, "products", "-");
     }
-    prov_set(&prov, "feature_kinds", want_keys && want_tokens ? "keys,tokens" : want_keys ? "keys" : "tokens");
+    {
+        char kinds[32] = "";
+        const char *kn[3] = {"keys", "tokens", "attn"};
+        const int kw[3] = {want_keys, want_tokens, want_attn};
+        for (int q = 0; q < 3; q++)
+            if (kw[q]) snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s", kinds[0] ? "," : "", kn[q]);
+        prov_set(&prov, "feature_kinds", kinds);
+    }
+    if (want_attn) {
+        prov_setf(&prov, "heads", "%d", vit_heads(model));
+        prov_set(&prov, "attn", "last block, class-token query, softmax over all tokens, class column dropped; (heads, G)");
+    }
     prov_set(&prov, "policy", policy_name(policy));
     prov_set(&prov, "normalisation", policy_describe(policy));
     prov_setf(&prov, "patch", "%d", patch);

@@ -11,6 +11,12 @@
  * exactly the split's ids, with the ground truth's image sizes, a known `policy` root attribute,
  * a `patch` attribute (required for native16) and grids that fit the policy.
  *
+ * Attention-mass settings (attn-mass<m>, kc-decode --kind attn: (heads, h, w) stacks) are scored
+ * by DINO's protocol instead (score_attn, eval/attn_metrics.h, docs/attention-baseline.md): the
+ * per-image CSV is id,setting,jaccard,objects,fg_jaccard_h0..; DIR/<setting>.heads.csv holds the
+ * per-head means and names the best fixed head; DIR/<setting>.columns.txt says what each column
+ * means; the summary line has an empty corloc.
+ *
  * --make-selection writes the selection split (datasets/splits.h) DIR/select<N>.txt and its
  * .sha256; it opens no labels and appends nothing to the ledger.
  */
@@ -22,6 +28,8 @@
 
 #include "datasets/splits.h"
 #include "datasets/voc.h"
+#include "decoders/attn_mass.h"
+#include "eval/attn_metrics.h"
 #include "eval/ledger.h"
 #include "eval/voc_metrics.h"
 #include "pipeline/cache.h"
@@ -39,6 +47,8 @@ static void usage(int status)
             "DIR/<setting>.csv and DIR/summary.csv, then appends one line to the ledger\n"
             "(default ./ledger.tsv).  --make-selection writes the selection split: the first N\n"
             "(default 1000) ids of TRAIN_LIST in sha256 order, as DIR/selectN.txt and its .sha256.\n"
+            "Attention-mass masks (kc-decode --kind attn, settings attn-mass<m>) are scored as DINO's\n"
+            "authors did: per object the best head's Jaccard (DIR/<setting>.columns.txt says more).\n"
             "\n"
             "example:\n"
             "  kc-score --make-selection VOC2012/ImageSets/Segmentation/train.txt --out datasets/splits\n"
@@ -111,7 +121,123 @@ typedef struct setting_result {
     char *name;
     kc_buf csv;
     double jaccard, corloc;
+    kc_buf heads, columns; /* attention settings only: DIR/<setting>.heads.csv, .columns.txt */
 } setting_result;
+
+/* Ground truth of every image as attn_metrics cells (loaded once, for the attention settings). */
+static int load_attn_cells(const cache_reader *r, const char *voc, char **ids, int n, const int *cix,
+                           kc_policy policy, int patch, attn_cells *cells)
+{
+    int first_bad = n;
+    char bad_msg[2048] = "";
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int i = 0; i < n; i++) {
+        voc_gt g;
+        int k = cix[i], rc = voc_gt_load(voc, ids[i], 0, &g);
+        if (rc == 0) {
+            rc = attn_cells_init(&cells[i], g.object, g.h, g.w, policy, patch, r->index.grid[2 * k],
+                                 r->index.grid[2 * k + 1]);
+            if (rc < 0) kc_fail_prefix("%s: image %s", r->path, ids[i]);
+            voc_gt_free(&g);
+        }
+        if (rc < 0) {
+#pragma omp critical(score_attn_err)
+            if (i < first_bad) {
+                first_bad = i;
+                snprintf(bad_msg, sizeof bad_msg, "%s", kc_error());
+            }
+        }
+    }
+    if (first_bad < n) {
+        kc_set_error(bad_msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* One attention-mass setting: DINO's best-head Jaccard per image (mean over its objects), the
+ * plain foreground Jaccard of every head, and their means.  cells: NULL-initialised on first use. */
+static int score_attn(const cache_reader *r, const char *voc, char **ids, int n, const int *cix, kc_policy policy,
+                      int patch, const char *setting, attn_cells **cells, setting_result *o)
+{
+    if (!*cells) {
+        *cells = kc_calloc((size_t)n, sizeof **cells);
+        KC_TRY(load_attn_cells(r, voc, ids, n, cix, policy, patch, *cells));
+    }
+    int heads = 0, n_scored = 0, rc = 0;
+    double *fg = NULL, *om = NULL, *sum_fg = NULL, *sum_om = NULL, sum_best = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        char *d = kc_strfmt("/masks/%s/%s", setting, ids[i]);
+        uint8_t *m = NULL;
+        int nh, gh, gw, k = cix[i];
+        rc = cache_read_u8_stack(r, d, &m, &nh, &gh, &gw);
+        if (rc == 0 && (gh != r->index.grid[2 * k] || gw != r->index.grid[2 * k + 1]))
+            rc = kc_fail("%s: %s is %dx%d per head, /index/grid says %dx%d", r->path, d, gw, gh, r->index.grid[2 * k + 1],
+                         r->index.grid[2 * k]);
+        if (rc == 0 && heads && nh != heads)
+            rc = kc_fail("%s: %s has %d heads, earlier images %d", r->path, d, nh, heads);
+        if (rc == 0 && !heads) {
+            heads = nh;
+            fg = kc_calloc((size_t)heads, sizeof *fg);
+            om = kc_calloc((size_t)heads, sizeof *om);
+            sum_fg = kc_calloc((size_t)heads, sizeof *sum_fg);
+            sum_om = kc_calloc((size_t)heads, sizeof *sum_om);
+            kc_buf_printf(&o->csv, "id,setting,jaccard,objects");
+            for (int h = 0; h < heads; h++) kc_buf_printf(&o->csv, ",fg_jaccard_h%d", h);
+            kc_buf_printf(&o->csv, "\n");
+        }
+        if (rc == 0) {
+            attn_score sc;
+            attn_score_stack(&(*cells)[i], m, heads, &sc, fg, om);
+            kc_buf_printf(&o->csv, "%s,%s,", ids[i], setting);
+            if (sc.n_objects) kc_buf_printf(&o->csv, "%.9g", sc.best);
+            kc_buf_printf(&o->csv, ",%d", sc.n_objects);
+            for (int h = 0; h < heads; h++) kc_buf_printf(&o->csv, ",%.9g", fg[h]);
+            kc_buf_printf(&o->csv, "\n");
+            if (sc.n_objects) {
+                sum_best += sc.best;
+                n_scored++;
+                for (int h = 0; h < heads; h++) sum_om[h] += om[h];
+            }
+            for (int h = 0; h < heads; h++) sum_fg[h] += fg[h];
+        }
+        free(m);
+        free(d);
+    }
+    if (rc == 0 && n_scored == 0) rc = kc_fail("%s: %s: no image of the split has an object to score", r->path, setting);
+    if (rc == 0) {
+        o->jaccard = sum_best / n_scored;
+        o->corloc = NAN;
+        int best = 0;
+        for (int h = 1; h < heads; h++)
+            if (sum_fg[h] > sum_fg[best]) best = h;
+        kc_buf_printf(&o->heads, "head,images,fg_jaccard,object_jaccard,best_fg\n");
+        for (int h = 0; h < heads; h++)
+            kc_buf_printf(&o->heads, "%d,%d,%.9g,%.9g,%d\n", h, n, sum_fg[h] / n, sum_om[h] / n_scored, h == best);
+        kc_buf_printf(&o->columns,
+                      "# %s: DINO's attention-mass masks scored as DINO's authors describe (dino issue 54;\n"
+                      "# docs/attention-baseline.md).  Objects: SegmentationObject values 1..254; 255 (void) counts nowhere.\n"
+                      "%s.csv, one row per image:\n"
+                      "  id            image id\n"
+                      "  setting       %s\n"
+                      "  jaccard       mean over the image's objects of the best head's Jaccard with that object\n"
+                      "                (empty for an image without objects, left out of the mean)\n"
+                      "  objects       number of objects in SegmentationObject\n"
+                      "  fg_jaccard_hH head H's mask against the union of all objects (the plain foreground Jaccard)\n"
+                      "%s.heads.csv, one row per head:\n"
+                      "  head, images  head index, images averaged\n"
+                      "  fg_jaccard    mean over images of fg_jaccard_hH\n"
+                      "  object_jaccard mean over images (with objects) of the mean over objects of head H's Jaccard\n"
+                      "  best_fg       1 for the best fixed head by fg_jaccard (here head %d)\n"
+                      "summary.csv: jaccard = mean of the per-image jaccard over the %d images with objects; corloc empty\n",
+                      setting, setting, setting, setting, best, n_scored);
+    }
+    free(fg);
+    free(om);
+    free(sum_fg);
+    free(sum_om);
+    return rc;
+}
 
 int main(int argc, char **argv)
 {
@@ -213,7 +339,14 @@ int main(int argc, char **argv)
     int32_t *deg = kc_malloc((size_t)n * sizeof *deg), *knife = kc_malloc((size_t)n * sizeof *knife);
     voc_score *sc = kc_malloc((size_t)n * sizeof *sc);
     progress_init(&pg, "score", (long)n_settings * n, "masks");
+    attn_cells *acells = NULL;
     for (int s = 0; s < n_settings; s++) {
+        if (attn_mass_is_setting(settings[s])) {
+            res[s].name = settings[s];
+            if (score_attn(&r, voc, ids, n, cix, policy, patch, settings[s], &acells, &res[s]) < 0) kc_die();
+            progress_add(&pg, n);
+            continue;
+        }
         for (int i = 0; i < n; i++) {
             char *d = kc_strfmt("/masks/%s/%s", settings[s], ids[i]);
             int rows, cols, k = cix[i];
@@ -263,7 +396,18 @@ int main(int argc, char **argv)
         char *p = kc_strfmt("%s/%s.csv", out, res[s].name);
         if (kc_write_file_atomic(p, res[s].csv.s, res[s].csv.n) < 0) kc_die();
         free(p);
-        kc_buf_printf(&summary, "%s,%d,%.9g,%.9g\n", res[s].name, n, res[s].jaccard, res[s].corloc);
+        if (isnan(res[s].corloc)) /* attention settings: no CorLoc */
+            kc_buf_printf(&summary, "%s,%d,%.9g,\n", res[s].name, n, res[s].jaccard);
+        else
+            kc_buf_printf(&summary, "%s,%d,%.9g,%.9g\n", res[s].name, n, res[s].jaccard, res[s].corloc);
+        if (res[s].heads.n) {
+            char *hp = kc_strfmt("%s/%s.heads.csv", out, res[s].name), *cp = kc_strfmt("%s/%s.columns.txt", out, res[s].name);
+            if (kc_write_file_atomic(hp, res[s].heads.s, res[s].heads.n) < 0 ||
+                kc_write_file_atomic(cp, res[s].columns.s, res[s].columns.n) < 0)
+                kc_die();
+            free(hp);
+            free(cp);
+        }
     }
     char *sp = kc_strfmt("%s/summary.csv", out);
     if (kc_write_file_atomic(sp, summary.s, summary.n) < 0) kc_die();
@@ -294,11 +438,15 @@ int main(int argc, char **argv)
     free(summary.s);
     for (int s = 0; s < n_settings; s++) {
         free(res[s].csv.s);
+        free(res[s].heads.s);
+        free(res[s].columns.s);
         free(settings[s]);
     }
     free(res);
     free(settings);
     for (int i = 0; i < n; i++) voc_cells_free(&gt[i].cells);
+    for (int i = 0; acells && i < n; i++) attn_cells_free(&acells[i]);
+    free(acells);
     free(gt);
     free(cix);
     free(lab);

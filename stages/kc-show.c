@@ -6,12 +6,15 @@
  * the image with the same id in DATASET, maps /masks/<ID>/<image id> back to pixels under the
  * cache's policy (root attributes "policy" and, for native16, "patch"), and writes
  * DIR/<image id>.png (a DAVIS id seq/frame becomes DIR/seq/frame.png).
+ * An attention-mass setting (attn-mass<m>: a (heads, grid_h, grid_w) stack per image) is drawn as
+ * one panel per head, three panels a row, each labelled with its head.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "datasets/dataset.h"
+#include "decoders/attn_mass.h"
 #include "eval/overlay.h"
 #include "pipeline/cache.h"
 #include "pipeline/image.h"
@@ -53,6 +56,69 @@ static int parse_patch(const cache_reader *r, kc_policy pol, int *patch)
         return kc_fail("%s: native16 masks without a 'patch' attribute", r->path);
     }
     return 0;
+}
+
+/* An attention-mass stack: one panel per head (three a row), each head's mask in its own colour. */
+static int show_stack(const cache_reader *r, const char *setting, int ix, const char *img_path, kc_policy pol,
+                      int patch, const char *out_dir)
+{
+    const char *id = r->index.ids[ix];
+    char *dset = kc_strfmt("/masks/%s/%s", setting, id), *out = NULL, *dir = NULL;
+    uint8_t *stack = NULL, *labels = NULL;
+    int heads, gh, gw, rc = -1;
+    kc_image im = {0, 0, NULL}, canvas = {0, 0, NULL}, panel = {0, 0, NULL};
+    if (cache_read_u8_stack(r, dset, &stack, &heads, &gh, &gw) < 0) goto done;
+    if (gh != r->index.grid[2 * ix] || gw != r->index.grid[2 * ix + 1]) {
+        kc_fail("%s: %s is %dx%d per head but /index/grid says %dx%d", r->path, dset, gw, gh, r->index.grid[2 * ix + 1],
+                r->index.grid[2 * ix]);
+        goto done;
+    }
+    if (image_load_rgb(img_path, &im) < 0) goto done;
+    if (im.h != r->index.size[2 * ix] || im.w != r->index.size[2 * ix + 1]) {
+        kc_fail("%s: %dx%d pixels, but the masks of image %s in %s were made from %dx%d (wrong --images?)", img_path,
+                im.w, im.h, id, r->path, r->index.size[2 * ix + 1], r->index.size[2 * ix]);
+        goto done;
+    }
+    const int cols = heads < 3 ? heads : 3, rows = (heads + cols - 1) / cols;
+    const size_t W = (size_t)im.w, H = (size_t)im.h;
+    canvas.w = (int)(W * cols);
+    canvas.h = (int)(H * rows);
+    canvas.rgb = kc_calloc((size_t)canvas.w * canvas.h * 3, 1);
+    panel.w = im.w;
+    panel.h = im.h;
+    panel.rgb = kc_malloc(W * H * 3);
+    labels = kc_malloc(W * H);
+    for (int h = 0; h < heads; h++) {
+        if (overlay_grid_to_pixels(stack + (size_t)h * gh * gw, gh, gw, pol, patch, im.w, im.h, labels) < 0) {
+            kc_fail_prefix("%s: %s", r->path, dset);
+            goto done;
+        }
+        for (size_t k = 0; k < W * H; k++) labels[k] = labels[k] ? (uint8_t)(h + 1) : 0;
+        memcpy(panel.rgb, im.rgb, W * H * 3);
+        overlay_draw_masks(&panel, labels, 0.45f);
+        char head[32];
+        snprintf(head, sizeof head, "head %d", h);
+        const char *lines[3] = {setting, id, head};
+        overlay_draw_text(&panel, lines, 3);
+        const size_t x0 = (size_t)(h % cols) * W, y0 = (size_t)(h / cols) * H;
+        for (size_t y = 0; y < H; y++)
+            memcpy(canvas.rgb + ((y0 + y) * canvas.w + x0) * 3, panel.rgb + y * W * 3, W * 3);
+    }
+    out = kc_strfmt("%s/%s.png", out_dir, id);
+    dir = kc_strdup(out);
+    *strrchr(dir, '/') = 0;
+    if (kc_mkdirs(dir) < 0) goto done;
+    rc = image_write_png_rgb(out, &canvas);
+done:
+    free(dset);
+    free(stack);
+    free(labels);
+    free(out);
+    free(dir);
+    free(canvas.rgb);
+    free(panel.rgb);
+    image_free(&im);
+    return rc;
 }
 
 /* Draws one image; returns -1 with a message naming the file on failure. */
@@ -176,7 +242,9 @@ int main(int argc, char **argv)
     progress p;
     progress_init(&p, "show", n, "images");
     for (int i = 0; i < n; i++) {
-        if (show_one(&r, setting, i, ds.paths[where[i]], pol, patch, out_dir) < 0) kc_die();
+        if ((attn_mass_is_setting(setting) ? show_stack : show_one)(&r, setting, i, ds.paths[where[i]], pol, patch,
+                                                                   out_dir) < 0)
+            kc_die();
         progress_add(&p, 1);
     }
     progress_end(&p);

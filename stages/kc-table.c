@@ -17,6 +17,8 @@
  *                                \kc<Name>Setting and \kc<Name>Settings, per network the sweep's best
  *                                (\kc<Name><Net>BestJaccard, ...BestCorLoc, ...BestJaccardSetting);
  *                                letters only, see eval/table.h
+ * An attention baseline's folder (kc-score of attn-mass masks: one attn-mass<m> setting, an empty
+ * corloc) is reported at its own setting with a blank CorLoc (docs/attention-baseline.md).
  * --only sweep / --only report writes just that table, as DIR/NAME.{csv,md,tex}.
  * --baseline NET marks network NET as a baseline (random weights, the colour extractor, ...): its
  * report row is listed after the networks and labelled (eval/table.h), it is left out of the mean
@@ -122,11 +124,11 @@ static int read_summary(net_scores *ns)
         }
         double im, j, c;
         if (parse_num(path, line, f[1], &im) < 0 || parse_num(path, line, f[2], &j) < 0 ||
-            parse_num(path, line, f[3], &c) < 0) {
+            (f[3][0] ? parse_num(path, line, f[3], &c) < 0 : (c = NAN, 0))) { /* empty corloc: attention masks */
             rc = -1;
             break;
         }
-        if (j < 0 || j > 1 || c < 0 || c > 1) {
+        if (j < 0 || j > 1 || c < 0 || c > 1) { /* (false for a NaN corloc) */
             rc = kc_fail("%s:%d: values outside [0, 1]", path, line);
             break;
         }
@@ -375,6 +377,8 @@ int main(int argc, char **argv)
         nets[i].baseline = 1;
     }
     int n_contenders = 0; /* networks that choose the setting */
+    for (int i = 0; i < n_dirs; i++) /* DINO's attention masks (one attn-mass<m> setting) are always a baseline */
+        if (nets[i].n == 1 && !strncmp(nets[i].settings[0], "attn-mass", 9)) nets[i].baseline = 1;
     for (int i = 0; i < n_dirs; i++) n_contenders += !nets[i].baseline;
     int any_davis = 0;
     for (int i = 0; i < n_dirs; i++) {
@@ -519,7 +523,7 @@ int main(int argc, char **argv)
     for (int i = 0; do_report && i < n_dirs; i++) {
         int s = find_setting(&nets[i], setting);
         if (s < 0 && nets[i].baseline && nets[i].n == 1) {
-            s = 0;
+            s = 0; /* e.g. an attention baseline (BASELINES=attn): its own single setting, VOC Jaccard only */
             kc_info("baseline %s: reported at its only setting %s", nets[i].name, nets[i].settings[0]);
         }
         if (s < 0) kc_die_msg("%s: network %s has no scores for setting %s", nets[i].dir, nets[i].name, setting);
