@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "pipeline/kc.h"
@@ -274,6 +275,56 @@ static int paint(cairo_surface_t *s, double scale, plot_draw_fn draw, void *ctx,
     return st == CAIRO_STATUS_SUCCESS ? 0 : kc_fail("cairo: %s", cairo_status_to_string(st));
 }
 
+/* cairo numbers the SVG ids of surfaces and images with process-wide counters, so a figure's SVG
+ * would depend on what else the process drew before it.  Renumbers `surface<N>` and `image<N>`
+ * (after '"' or '#') 1, 2, ... in order of first appearance, per prefix. */
+static int svg_renumber(const char *tmp)
+{
+    uint8_t *d;
+    size_t n;
+    KC_TRY(kc_read_file(tmp, &d, &n));
+    kc_buf out = {0};
+    const char *pre[2] = {"surface", "image"};
+    long *seen[2] = {NULL, NULL};
+    int n_seen[2] = {0, 0};
+    size_t i = 0;
+    while (i < n) {
+        int hit = -1;
+        if (i > 0 && (d[i - 1] == '"' || d[i - 1] == '#'))
+            for (int k = 0; k < 2; k++) {
+                size_t pl = strlen(pre[k]);
+                if (i + pl < n && !memcmp(d + i, pre[k], pl) && d[i + pl] >= '0' && d[i + pl] <= '9') hit = k;
+            }
+        if (hit < 0) {
+            size_t j = i;
+            while (j < n && d[j] != '"' && d[j] != '#') j++;
+            if (j < n) j++; /* copy through the next delimiter */
+            kc_buf_printf(&out, "%.*s", (int)(j - i), (const char *)d + i);
+            i = j;
+            continue;
+        }
+        size_t j = i + strlen(pre[hit]);
+        long v = 0;
+        while (j < n && d[j] >= '0' && d[j] <= '9') v = v * 10 + (d[j++] - '0');
+        int k = 0;
+        while (k < n_seen[hit] && seen[hit][k] != v) k++;
+        if (k == n_seen[hit]) {
+            seen[hit] = kc_realloc(seen[hit], sizeof(long) * (size_t)(k + 1));
+            seen[hit][n_seen[hit]++] = v;
+        }
+        kc_buf_printf(&out, "%s%d", pre[hit], k + 1);
+        i = j;
+    }
+    free(d);
+    free(seen[0]);
+    free(seen[1]);
+    FILE *f = fopen(tmp, "wb");
+    int rc = f && fwrite(out.s, 1, out.n, f) == out.n ? 0 : -1;
+    if (f && fclose(f) != 0) rc = -1;
+    free(out.s);
+    return rc < 0 ? kc_fail("%s: cannot rewrite", tmp) : 0;
+}
+
 static int finish(cairo_surface_t *s, const char *tmp, const char *path)
 {
     cairo_surface_finish(s);
@@ -282,6 +333,11 @@ static int finish(cairo_surface_t *s, const char *tmp, const char *path)
     if (st != CAIRO_STATUS_SUCCESS) {
         remove(tmp);
         return kc_fail("%s: cairo could not write it: %s", path, cairo_status_to_string(st));
+    }
+    size_t k = strlen(path);
+    if (k > 4 && !strcmp(path + k - 4, ".svg") && svg_renumber(tmp) < 0) {
+        remove(tmp);
+        return -1;
     }
     if (rename(tmp, path) != 0) {
         remove(tmp);
