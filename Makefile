@@ -44,7 +44,7 @@ BENCH_SRC := $(sort $(wildcard tests/bench_*.c))
 BENCHES   := $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libkeycut.a
 
-.PHONY: all deps deps-ref deps-fuzz test check-full bench demo clean features
+.PHONY: all deps deps-ref deps-fuzz deps-tex test check-full bench demo clean features
 all: $(STAGES) $(TESTS) $(BENCHES)
 
 # ---- Debian packages ---------------------------------------------------------------------------
@@ -54,6 +54,8 @@ deps-ref:
 	@tests/deps.sh deps-ref.txt
 deps-fuzz:
 	@tests/deps.sh deps-fuzz.txt
+deps-tex:
+	@tests/deps.sh deps-tex.txt
 
 features:
 	@for p in $(PKGS); do printf '%-12s %s\n' "$$p" "$$(pkg-config --modversion $$p 2>/dev/null || echo MISSING)"; done

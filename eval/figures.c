@@ -275,7 +275,7 @@ int fig_sweep_write(const char *dir, const char *base, const fig_sweep *f)
     for (int i = 0; i < f->n_tau; i++) kc_buf_printf(&t, "%s%s", i ? "," : "", f->tau[i]);
     kc_buf_printf(&t, "}, xticklabel style={/pgf/number format/fixed, /pgf/number format/precision=2,\n"
                       "  /pgf/number format/fixed zerofill}, tick label style={font=\\tiny}, title style={font=\\scriptsize},\n"
-                      "  label style={font=\\scriptsize}, legend style={font=\\tiny}, mark size=1.2pt,\n"
+                      "  label style={font=\\scriptsize}, legend style={font=\\tiny}, every axis plot/.append style={mark size=1.2pt},\n"
                       "  table/col sep=comma, unbounded coords=jump]\n");
     for (int r = 0; r < FIG_RULES; r++)
         for (int col = 0; col < 4; col++) {
@@ -292,8 +292,8 @@ int fig_sweep_write(const char *dir, const char *base, const fig_sweep *f)
             for (int n = 0; n < FIG_NS; n++) {
                 plot_style s;
                 plot_style_of(n, &s);
-                kc_buf_printf(&t, "\\addplot[color=kcOI%c, mark=%s, %s] table[x=tau, y=%s_%s_%s_n%d, "
-                                  "y filter/.expression={100*y}] {\\kcfigdir/%s.csv};\n",
+                kc_buf_printf(&t, "\\addplot[color=kcOI%c, mark=%s, %s, y filter/.expression={100*y}] "
+                                  "table[x=tau, y=%s_%s_%s_n%d] {\\kcfigdir/%s.csv};\n",
                               'A' + s.color, plot_marker_pgf(s.marker), plot_dash_pgf(s.dash), fig_edges_id[e],
                               fig_splits_id[sp], fig_rules_id[r], n + 1, base);
                 if (r == 0 && col == 0) kc_buf_printf(&t, "\\addlegendentry{$N=%d$}\n", n + 1);
@@ -516,7 +516,7 @@ int fig_curves_write(const char *dir, const char *base, const fig_curves *f)
     kc_buf_printf(&t, "\\begin{tikzpicture}\n\\begin{groupplot}[group style={group size=%d by 1, horizontal sep=30pt},\n"
                       "  scale only axis, width=%.2f\\linewidth, height=0.22\\linewidth, xmin=%g, xmax=%g,\n"
                       "  tick label style={font=\\tiny}, title style={font=\\scriptsize}, label style={font=\\scriptsize},\n"
-                      "  legend style={font=\\tiny}, mark size=1.2pt, xlabel={epoch}, table/col sep=comma,\n"
+                      "  legend style={font=\\tiny}, every axis plot/.append style={mark size=1.2pt}, xlabel={epoch}, table/col sep=comma,\n"
                       "  unbounded coords=jump, every node near coord/.style={font=\\tiny}]\n",
                   c.n_metrics, c.n_metrics == 3 ? 0.24 : 0.38, c.xlo, c.xhi);
     for (int m = 0; m < c.n_metrics; m++) {
@@ -528,7 +528,7 @@ int fig_curves_write(const char *dir, const char *base, const fig_curves *f)
         for (int r = 0; r < c.n_runs; r++) {
             plot_style s;
             plot_style_of(r, &s);
-            kc_buf_printf(&t, "\\addplot[color=kcOI%c, mark=%s, %s] table[x=epoch, y=%s, y filter/.expression={100*y}",
+            kc_buf_printf(&t, "\\addplot[color=kcOI%c, mark=%s, %s, y filter/.expression={100*y}] table[x=epoch, y=%s",
                           'A' + s.color, plot_marker_pgf(s.marker), plot_dash_pgf(s.dash), fig_metric_key[m]);
             if (c.run_start[r] > 0) kc_buf_printf(&t, ", skip coords between index={0}{%d}", c.run_start[r]);
             if (c.run_start[r] + c.run_len[r] < f->n)
@@ -588,7 +588,7 @@ typedef struct grid_ctx {
 } grid_ctx;
 
 enum { GR_W = 460 };
-static const double GR_LEFT = 16, GR_TOP = 16, GR_GAP = 2, GR_DPI = 200;
+static const double GR_LEFT = 16, GR_TOP = 16, GR_GAP = 2, GR_DPI = 150;
 
 static void draw_grid(cairo_t *cr, void *vctx)
 {
