@@ -197,7 +197,7 @@ $(FIGURES)/grid-davis.pdf: $(wildcard $(DAVIS_RESULTS)) $(call FIG_FORCE,$(DAVIS
 	  --frames $(FIG_FRAMES) --out $(FIGURES)
 
 # SETTING=best: the setting kc-table --print-best chooses from the selection scores.
-figures: all
+figures: $(BUILD)/kc-plot $(BUILD)/kc-table
 	@$(MAKE) --no-print-directory $(FIGURES)/sweep-jaccard.pdf
 	@setting=$(if $(filter best,$(SETTING)),$$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES))),$(SETTING)); \
 	  $(MAKE) --no-print-directory SETTING=$$setting $(FIGURES)/curves.pdf $(if $(VOC),$(FIGURES)/grid-voc.pdf) $(if $(DAVIS),$(FIGURES)/grid-davis.pdf)

@@ -3,8 +3,9 @@
 # Writes, per network NET (values from a fixed-seed awk generator; any fractions will do, the
 # tests recompute what the figures should hold from these files):
 #   DIR/scores/NET/select/summary.csv   the 144 settings of configs/sweep.ini
-#   DIR/scores/NET/val/summary.csv      one setting, t0.15-bin-mean-corners-n3
-#   DIR/results/NET/global_results-val.csv   a DAVIS global results line
+#   DIR/scores/NET/val-t0.15-bin-mean-corners-n3/summary.csv   one setting
+#   DIR/results/NET/davis17-val/global_results-val.csv         a DAVIS global results line
+# (the layout pipeline.mk uses under OUT=DIR)
 # and DIR/nets.ini: a network named <run>-e<epoch> (e.g. run2-e05) gets `run = <run>` and
 # `epoch = <epoch>`; any other name is a baseline section without them.
 set -eu -o pipefail
@@ -14,7 +15,8 @@ mkdir -p "$dir"
 seed=1
 for net in "$@"; do
   seed=$((seed + 1))
-  mkdir -p "$dir/scores/$net/select" "$dir/scores/$net/val" "$dir/results/$net"
+  val=$dir/scores/$net/val-t0.15-bin-mean-corners-n3
+  mkdir -p "$dir/scores/$net/select" "$val" "$dir/results/$net/davis17-val"
   echo "$net" > "$dir/scores/$net/select/network"
   awk -v seed="$seed" 'BEGIN {
     srand(seed); print "setting,images,jaccard,corloc"
@@ -32,10 +34,10 @@ for net in "$@"; do
   rm "$dir/scores/$net/select/summary.csv.tmp"
   awk -v seed="$seed" 'BEGIN { srand(100 + seed); print "setting,images,jaccard,corloc"
     printf "t0.15-bin-mean-corners-n3,1449,%.9g,%.9g\n", 0.35 + 0.01 * seed + 0.05 * rand(), 0.45 + 0.01 * seed + 0.05 * rand() }' \
-    > "$dir/scores/$net/val/summary.csv"
+    > "$val/summary.csv"
   awk -v seed="$seed" 'BEGIN { srand(200 + seed); print "J&F-Mean,J-Mean,J-Recall,J-Decay,F-Mean,F-Recall,F-Decay"
     jf = 0.50 + 0.01 * seed + 0.05 * rand(); printf "%.3f,%.3f,0.700,0.100,%.3f,0.800,0.100\n", jf, jf - 0.02, jf + 0.02 }' \
-    > "$dir/results/$net/global_results-val.csv"
+    > "$dir/results/$net/davis17-val/global_results-val.csv"
   if [[ $net =~ ^(.+)-e0*([0-9]+)$ ]]; then
     printf '[%s]\nweights = checkpoints/%s/checkpoint%s.pth\nrun = %s\nepoch = %s\n\n' "$net" "${BASH_REMATCH[1]}" \
       "${BASH_REMATCH[2]}" "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" >> "$dir/nets.ini"
