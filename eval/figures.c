@@ -99,9 +99,11 @@ static void pgf_colors(kc_buf *t)
         kc_buf_printf(t, "\\providecolor{kcOI%c}{HTML}{%s}\n", 'A' + i, plot_palette_hex[i]);
 }
 
+/* A value of a data CSV: %.9g, or nan when missing (pgfplots reads nan as a gap). */
 static void csv_num(kc_buf *b, double v)
 {
     if (isfinite(v)) kc_buf_printf(b, "%.9g", v);
+    else kc_buf_printf(b, "nan");
 }
 
 /* LaTeX-safe copy of a label: escapes & % $ # _ { } ~ ^ \ . */
@@ -267,6 +269,7 @@ int fig_sweep_write(const char *dir, const char *base, const fig_sweep *f)
     kc_buf_printf(&t, "%% rows: foreground rule; columns: edges, split; x: tau; one line per N; y in %%\n");
     kc_buf_printf(&t, "\\providecommand{\\kcfigdir}{figures}\n");
     pgf_colors(&t);
+    kc_buf_printf(&t, "\\pgfplotstableread[col sep=comma]{\\kcfigdir/%s.csv}\\kcdata\n", base);
     kc_buf_printf(&t, "\\begin{tikzpicture}\n\\begin{groupplot}[group style={group size=4 by 3, horizontal sep=4pt,\n"
                       "  vertical sep=4pt, xticklabels at=edge bottom, yticklabels at=edge left},\n"
                       "  scale only axis, width=0.19\\linewidth, height=0.13\\linewidth, ymin=%g, ymax=%g,\n"
@@ -276,7 +279,7 @@ int fig_sweep_write(const char *dir, const char *base, const fig_sweep *f)
     kc_buf_printf(&t, "}, xticklabel style={/pgf/number format/fixed, /pgf/number format/precision=2,\n"
                       "  /pgf/number format/fixed zerofill}, tick label style={font=\\tiny}, title style={font=\\scriptsize},\n"
                       "  label style={font=\\scriptsize}, legend style={font=\\tiny}, every axis plot/.append style={mark size=1.2pt},\n"
-                      "  table/col sep=comma, unbounded coords=jump]\n");
+                      "  unbounded coords=jump]\n");
     for (int r = 0; r < FIG_RULES; r++)
         for (int col = 0; col < 4; col++) {
             int e = col / 2, sp = col % 2;
@@ -293,9 +296,9 @@ int fig_sweep_write(const char *dir, const char *base, const fig_sweep *f)
                 plot_style s;
                 plot_style_of(n, &s);
                 kc_buf_printf(&t, "\\addplot[color=kcOI%c, mark=%s, %s, y filter/.expression={100*y}] "
-                                  "table[x=tau, y=%s_%s_%s_n%d] {\\kcfigdir/%s.csv};\n",
+                                  "table[x=tau, y=%s_%s_%s_n%d] {\\kcdata};\n",
                               'A' + s.color, plot_marker_pgf(s.marker), plot_dash_pgf(s.dash), fig_edges_id[e],
-                              fig_splits_id[sp], fig_rules_id[r], n + 1, base);
+                              fig_splits_id[sp], fig_rules_id[r], n + 1);
                 if (r == 0 && col == 0) kc_buf_printf(&t, "\\addlegendentry{$N=%d$}\n", n + 1);
             }
             static const char *const pgf_mark[3] = {"star, mark size=3pt", "o, mark size=3pt", "square, mark size=2.6pt"};
@@ -513,10 +516,11 @@ int fig_curves_write(const char *dir, const char *base, const fig_curves *f)
                   "grouped by run");
     kc_buf_printf(&t, "\\providecommand{\\kcfigdir}{figures}\n");
     pgf_colors(&t);
+    kc_buf_printf(&t, "\\pgfplotstableread[col sep=comma]{\\kcfigdir/%s.csv}\\kcdata\n", base);
     kc_buf_printf(&t, "\\begin{tikzpicture}\n\\begin{groupplot}[group style={group size=%d by 1, horizontal sep=30pt},\n"
                       "  scale only axis, width=%.2f\\linewidth, height=0.22\\linewidth, xmin=%g, xmax=%g,\n"
                       "  tick label style={font=\\tiny}, title style={font=\\scriptsize}, label style={font=\\scriptsize},\n"
-                      "  legend style={font=\\tiny}, every axis plot/.append style={mark size=1.2pt}, xlabel={epoch}, table/col sep=comma,\n"
+                      "  legend style={font=\\tiny}, every axis plot/.append style={mark size=1.2pt}, xlabel={epoch},\n"
                       "  unbounded coords=jump, every node near coord/.style={font=\\tiny}]\n",
                   c.n_metrics, c.n_metrics == 3 ? 0.24 : 0.38, c.xlo, c.xhi);
     for (int m = 0; m < c.n_metrics; m++) {
@@ -533,7 +537,7 @@ int fig_curves_write(const char *dir, const char *base, const fig_curves *f)
             if (c.run_start[r] > 0) kc_buf_printf(&t, ", skip coords between index={0}{%d}", c.run_start[r]);
             if (c.run_start[r] + c.run_len[r] < f->n)
                 kc_buf_printf(&t, ", skip coords between index={%d}{%d}", c.run_start[r] + c.run_len[r], f->n);
-            kc_buf_printf(&t, "] {\\kcfigdir/%s.csv};\n", base);
+            kc_buf_printf(&t, "] {\\kcdata};\n");
             if (m == 0) {
                 kc_buf_printf(&t, "\\addlegendentry{");
                 tex_escape(&t, c.runs[r]);

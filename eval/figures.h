@@ -13,13 +13,14 @@
  * N; one y range for all panels.  Marked: the chosen setting (black star), TokenCut's published
  * setting t0.20-bin-mean-seed-n1 (ring) and MaskCut's t0.15-bin-mean-corners-n3 (square ring).
  * CSV: a row per tau, `tau` then 36 columns <edges>_<split>_<rule>_n<N> (fractions as in the score
- * files, %.9g; empty = not scored).
+ * files, %.9g; nan = not scored).
  *
  * The checkpoint curves (fig_curves_write).  One panel per metric (VOC Jaccard, VOC CorLoc, and
  * DAVIS J&F when any network has it), the epoch on the x axis; the networks of one run are one
  * curve; networks without a run are labelled horizontal lines (baselines); published numbers are
  * dotted grey lines.  CSV: `network,run,epoch,voc_jaccard,voc_corloc,davis_jf`, the runs first
- * (in order of first appearance, each by epoch), then the baselines; fractions, empty = missing.
+ * (in order of first appearance, each by epoch), then the baselines (run and epoch empty);
+ * fractions, nan = missing.
  *
  * The picture grid (fig_grid_write).  Rows x columns of RGB pictures (overlays), column titles
  * above, row titles at the left; the page is 460 pt wide and as tall as the rows need.

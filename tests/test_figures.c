@@ -183,7 +183,7 @@ int main(void)
     char *p = kc_strfmt("%s/curves.csv", d1c), *csv = slurp(p, &len);
     CHECK(csv && !strcmp(csv, "network,run,epoch,voc_jaccard,voc_corloc,davis_jf\n"
                               "r-e5,r,5,0.35,0.45,0.55\nr-e10,r,10,0.4,0.5,0.6\nr-e15,r,15,0.41,0.52,0.61\n"
-                              "s-e5,s,5,0.3,0.42,\ndino,,,0.38,0.47,0.618\n"),
+                              "s-e5,s,5,0.3,0.42,nan\ndino,,,0.38,0.47,0.618\n"),
           "curves.csv:\n%s", csv ? csv : "(none)");
     free(csv);
     free(p);
@@ -194,12 +194,12 @@ int main(void)
     int lines = 0;
     for (char *q = csv; q && *q; q++) lines += *q == '\n';
     CHECK(lines == 5, "sweep.csv: %d lines, expected a header and 4 tau rows", lines);
-    CHECK(csv && strstr(csv, ",\n0.25,") != NULL, "sweep.csv: the missing setting (the last column at tau 0.20) is an empty field");
+    CHECK(csv && strstr(csv, ",nan\n0.25,") != NULL, "sweep.csv: the missing setting (the last column at tau 0.20) is nan");
     free(csv);
     free(p);
     p = kc_strfmt("%s/sweep.tex", d1c);
     csv = slurp(p, &len);
-    CHECK(csv && strstr(csv, "\\providecolor{kcOIA}{HTML}{0072B2}") && strstr(csv, "{\\kcfigdir/sweep.csv}") &&
+    CHECK(csv && strstr(csv, "\\providecolor{kcOIA}{HTML}{0072B2}") && strstr(csv, "\\pgfplotstableread[col sep=comma]{\\kcfigdir/sweep.csv}") &&
               strstr(csv, "mark=star"),
           "sweep.tex: palette, CSV path or the chosen mark missing");
     free(csv);

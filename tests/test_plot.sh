@@ -54,7 +54,7 @@ sweep_csv() { # sweep_csv COLUMN(3 jaccard, 4 corloc) SUMMARY...
         line = T[i]
         for (c = 1; c <= nk; c++) {
           kk = k[c]; sub(/_n/, "_n", kk)
-          line = line "," (have[T[i], kk] == nf ? sprintf("%.9g", v[T[i], kk] / nf) : "")
+          line = line "," (have[T[i], kk] == nf ? sprintf("%.9g", v[T[i], kk] / nf) : "nan")
         }
         print line
       }
