@@ -3,6 +3,7 @@
 
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
+#include <fontconfig/fontconfig.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,6 +259,12 @@ void plot_hline(cairo_t *cr, const plot_axes *ax, double y, const double rgb[3],
         plot_text(cr, ax->x + ax->w - 2, ly, 5.5, 1, 1, 0, 0, label);
     }
     cairo_restore(cr);
+}
+
+void plot_release(void)
+{
+    cairo_debug_reset_static_data();
+    FcFini();
 }
 
 /* Paints one page on a fresh context: white background, then the drawing. */

@@ -82,6 +82,10 @@ void plot_text(cairo_t *cr, double x, double y, double size, double ax, double a
                const char *text);
 void plot_set_dash(cairo_t *cr, int dash, double lw);
 
+/* Frees cairo's and fontconfig's process-wide caches (call once at the end of main, so leak
+ * checkers see only real leaks). */
+void plot_release(void);
+
 typedef void (*plot_draw_fn)(cairo_t *cr, void *ctx);
 /* Draws onto BASE.pdf, BASE.svg and BASE.png (w_pt x h_pt points; the PNG at png_dpi). */
 int plot_write(const char *base, double w_pt, double h_pt, double png_dpi, plot_draw_fn draw, void *ctx);

@@ -35,6 +35,7 @@
 #include "datasets/voc.h"
 #include "eval/figures.h"
 #include "eval/overlay.h"
+#include "eval/plot.h"
 #include "pipeline/cache.h"
 #include "pipeline/image.h"
 #include "pipeline/ini.h"
@@ -746,6 +747,7 @@ int main(int argc, char **argv)
     else if (!strcmp(cmd, "voc-grid")) rc = cmd_voc_grid(argc - 2, argv + 2);
     else if (!strcmp(cmd, "davis-grid")) rc = cmd_davis_grid(argc - 2, argv + 2);
     else kc_die_msg("unknown figure '%s': sweep, curves, voc-grid or davis-grid (see --help)", cmd);
+    plot_release();
     kc_info("done in %.2f s", kc_now() - t0);
     return rc;
 }

@@ -206,5 +206,6 @@ int main(void)
     free(p);
     free(d1c);
     xmlCleanupParser();
+    plot_release();
     return test_done();
 }

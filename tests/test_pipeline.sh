@@ -21,6 +21,8 @@ if [ -f "$csv" ]; then
   awk -v j="$jf" 'BEGIN{exit !(j >= 0.6)}' && ok || bad "demo DAVIS J&F $jf below the floor 0.6"
   [ -s "$T/tables/demo.md" ] && [ -s "$T/tables/demo.tex" ] && [ -s "$T/tables/demo-sweep.md" ] && ok || bad "demo tables missing"
   ls "$T"/demo/shows/*.png >/dev/null 2>&1 && ok || bad "no overlay pictures"
+  for f in sweep-jaccard sweep-color-corloc curves grid-voc grid-davis; do [ -s "$T/demo/figures/$f.pdf" ] && [ -s "$T/demo/figures/$f.png" ] || bad "demo figure $f missing"; done; ok
+  [ "$(grep -c ',color,' "$T/demo/figures/grid-voc.csv")" = 4 ] && ok || bad "grid-voc.csv: $(cat "$T/demo/figures/grid-voc.csv")"
 else
   bad "no $csv"
 fi
