@@ -171,7 +171,7 @@ FIG_FIRST    ?= 4
 FIG_SEQUENCE ?=
 FIG_FRAMES   ?= 4
 FIG_FORCE     = $(if $(filter-out $(wildcard $(1)),$(1)),figures-missing)
-ifneq ($(filter figures demo $(FIGURES)/%,$(MAKECMDGOALS)),)
+ifneq ($(filter figures $(FIGURES)/%,$(MAKECMDGOALS)),)
 FIG_STAMP     = $(shell mkdir -p $(FIGURES) && f=$(FIGURES)/.$(1)-inputs && printf '%s\n' '$(2)' > $$f.tmp && \
                   { cmp -s $$f.tmp $$f && rm -f $$f.tmp || mv $$f.tmp $$f; }; echo $$f)
 endif
