@@ -129,7 +129,7 @@ typedef struct sweep_ctx {
 } sweep_ctx;
 
 enum { SW_W = 460, SW_H = 390 };
-static const double SW_LEFT = 40, SW_TOP = 58, SW_RIGHT = 16, SW_BOTTOM = 30, SW_GAP = 5;
+static const double SW_LEFT = 40, SW_TOP = 58, SW_RIGHT = 16, SW_BOTTOM = 30, SW_GAP = 8;
 
 static void sweep_panel_axes(const sweep_ctx *c, int row, int col, plot_axes *ax)
 {
