@@ -15,7 +15,7 @@ CC      ?= cc
 ifeq ($(origin CC),default)
 CC      := gcc
 endif
-PKGS    := openblas lapacke hdf5 libpng libjpeg libxml-2.0
+PKGS    := openblas lapacke hdf5 libpng libjpeg libxml-2.0 cairo fontconfig
 ifeq ($(NATIVE),1)
 ARCH    := -march=native
 else
@@ -45,7 +45,7 @@ BENCH_SRC := $(sort $(wildcard tests/bench_*.c))
 BENCHES   := $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libkeycut.a
 
-.PHONY: all deps deps-ref deps-fuzz deps-bench test check-full bench demo clean features
+.PHONY: all deps deps-ref deps-fuzz deps-bench deps-tex test check-full bench demo clean features
 all: $(STAGES) $(TESTS) $(BENCHES)
 
 # ---- Debian packages ---------------------------------------------------------------------------
@@ -64,6 +64,8 @@ deps-bench: deps-ref
 	@grep -qs '"version": "$(ORT_NODE_VERSION)"' $(BUILD)/bench-node/node_modules/onnxruntime-node/package.json || \
 	  npm install --prefix $(BUILD)/bench-node --ignore-scripts --no-audit --no-fund --loglevel=error \
 	      onnxruntime-node@$(ORT_NODE_VERSION)
+deps-tex:
+	@tests/deps.sh deps-tex.txt
 
 features:
 	@for p in $(PKGS); do printf '%-12s %s\n' "$$p" "$$(pkg-config --modversion $$p 2>/dev/null || echo MISSING)"; done

@@ -4,6 +4,7 @@
 #   make report NETS="dino selfpatch" VOC=... SETTING=t0.15-bin-mean-corners-n3 [DAVIS=/data/DAVIS]
 #   make davis  NETS="dino selfpatch" DAVIS=/data/DAVIS                 J&F of label propagation
 #   make tables                                                          the tables of what exists
+#   make figures NETS="dino run2-e05 run2-e10" VOC=... [DAVIS=...]       the thesis figures (kc-plot)
 #   make demo   [WEIGHTS=path.pth]                                       everything on built-in data
 #   make report ... BASELINES=attn [ATTN_NET=dino]   adds the row "dino (attention 60 %)": DINO's
 #               60 %-mass attention masks of ATTN_NET on VOC val (VOC columns only; docs/attention-baseline.md)
@@ -18,6 +19,7 @@
 #   BASELINES=attn: $(OUT)/cache/<ATTN_NET>/voc12-val/{attn,masks-attn-mass0.60}.h5 and
 #   $(OUT)/scores/<ATTN_NET>/val-attn-mass0.60/ (network name "<ATTN_NET> (attention 60 %)")
 #   $(TABLES)/sweep.{csv,md,tex}, $(TABLES)/report.{csv,md,tex}, report-macros.tex
+#   $(FIGURES)/{sweep-*,curves,grid-voc,grid-davis}.{pdf,svg,png,tex,csv}
 # Every product depends on its program, its inputs and its config: editing configs/sweep.ini
 # recomputes masks, scores and tables only; editing one network's section of configs/nets.ini
 # recomputes that network only.  Each stage writes atomically, so a failed or killed step leaves
@@ -191,6 +193,50 @@ tables:
 	@ls $(TABLES)/*.md 2>/dev/null || { echo "no tables yet: run make sweep / make report first" >&2; exit 1; }
 	@$(MAKE) --no-print-directory $(if $(wildcard $(TABLES)/sweep.csv),$(TABLES)/sweep.csv) $(if $(wildcard $(TABLES)/report.csv),$(TABLES)/report.csv)
 
+# ---- figures (kc-plot): drawn from the score files that exist; never runs the pipeline --------
+# A network of NETS whose scores are missing makes kc-plot stop with a line naming it and the file
+# (FIG_FORCE runs the rule then); a figure is redrawn when its score files, nets.ini,
+# published.ini or kc-plot change, or when NETS / SETTING / the picture options change (the
+# .<figure>-inputs stamps, rewritten only when their text changes).
+FIGURES      ?= figures
+PUBLISHED    ?= configs/published.ini
+FIG_IDS      ?=
+FIG_FIRST    ?= 4
+FIG_SEQUENCE ?=
+FIG_FRAMES   ?= 4
+FIG_FORCE     = $(if $(filter-out $(wildcard $(1)),$(1)),figures-missing)
+ifneq ($(filter figures $(FIGURES)/%,$(MAKECMDGOALS)),)
+FIG_STAMP     = $(shell mkdir -p $(FIGURES) && f=$(FIGURES)/.$(1)-inputs && printf '%s\n' '$(2)' > $$f.tmp && \
+                  { cmp -s $$f.tmp $$f && rm -f $$f.tmp || mv $$f.tmp $$f; }; echo $$f)
+endif
+VAL_MASKS     = $(foreach n,$(NETS),$(OUT)/cache/$(n)/voc12-val/masks-$(SETTING).h5)
+DAVIS_RESULTS = $(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv)
+.PHONY: figures figures-missing
+
+$(FIGURES)/sweep-jaccard.pdf: $(wildcard $(SELECT_SCORES)) $(call FIG_FORCE,$(SELECT_SCORES)) $(call FIG_STAMP,sweep,$(NETS)) $(BUILD)/kc-plot
+	$(BUILD)/kc-plot sweep $(foreach n,$(NETS),--scores $(n)=$(OUT)/scores/$(n)/select) --out $(FIGURES)
+
+$(FIGURES)/curves.pdf: $(wildcard $(VAL_SCORES) $(DAVIS_SCORES)) $(call FIG_FORCE,$(VAL_SCORES) $(DAVIS_SCORES)) $(NETS_INI) $(PUBLISHED) \
+                       $(call FIG_STAMP,curves,$(NETS) $(SETTING) $(DAVIS)) $(BUILD)/kc-plot
+	$(BUILD)/kc-plot curves $(foreach n,$(NETS),--voc $(n)=$(OUT)/scores/$(n)/val-$(SETTING)) $(if $(DAVIS),$(foreach n,$(NETS),--davis $(n)=$(OUT)/results/$(n)/davis17-val)) \
+	  --nets-ini $(NETS_INI) --published $(PUBLISHED) --setting $(SETTING) --out $(FIGURES)
+
+$(FIGURES)/grid-voc.pdf: $(wildcard $(VAL_MASKS)) $(call FIG_FORCE,$(VAL_MASKS)) $(call FIG_STAMP,grid-voc,$(NETS) $(SETTING) $(VOC) $(FIG_IDS) $(FIG_FIRST)) $(BUILD)/kc-plot
+	$(BUILD)/kc-plot voc-grid --voc $(VOC) --split $(VAL_SPLIT) --setting $(SETTING) $(foreach n,$(NETS),--masks $(n)=$(OUT)/cache/$(n)/voc12-val/masks-$(SETTING).h5) \
+	  $(if $(FIG_IDS),--ids $(FIG_IDS),--first $(FIG_FIRST)) --out $(FIGURES)
+
+$(FIGURES)/grid-davis.pdf: $(wildcard $(DAVIS_RESULTS)) $(call FIG_FORCE,$(DAVIS_RESULTS)) $(call FIG_STAMP,grid-davis,$(NETS) $(DAVIS) $(FIG_SEQUENCE) $(FIG_FRAMES)) $(BUILD)/kc-plot
+	seq=$(or $(FIG_SEQUENCE),$$(head -n 1 $(DAVIS)/ImageSets/2017/$(DAVIS_SPLIT).txt)); \
+	$(BUILD)/kc-plot davis-grid --davis $(DAVIS) --sequence $$seq $(foreach n,$(NETS),--results $(n)=$(OUT)/results/$(n)/davis17-val) \
+	  --frames $(FIG_FRAMES) --out $(FIGURES)
+
+# SETTING=best: the setting kc-table --print-best chooses from the selection scores.
+figures: $(BUILD)/kc-plot $(BUILD)/kc-table
+	@$(MAKE) --no-print-directory $(FIGURES)/sweep-jaccard.pdf
+	@setting=$(if $(filter best,$(SETTING)),$$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES))),$(SETTING)); \
+	  $(MAKE) --no-print-directory SETTING=$$setting $(FIGURES)/curves.pdf $(if $(VOC),$(FIGURES)/grid-voc.pdf) $(if $(DAVIS),$(FIGURES)/grid-davis.pdf)
+	@echo "figures: $(FIGURES)/ (each as .pdf .svg .png, with a pgfplots .tex and its .csv)"
+
 # ---- the demo: generated scenes and video, the whole pipeline, tables/demo.* and overlays ----
 DEMO_DIR  ?= demo
 DEMO_TABLES ?= tables
@@ -221,6 +267,9 @@ demo: deps
 	  cp $(DEMO_DIR)/tables/report-macros.tex $(DEMO_TABLES)/demo-macros.tex; \
 	  $(BUILD)/kc-show --masks $(DEMO_DIR)/cache/$(DEMO_NET)/voc12-val/masks-$$setting.h5 --setting $$setting \
 	      --images voc:$(DEMO_DIR)/data/voc:val --first 4 --out $(DEMO_DIR)/shows
+	@set -e; best=$$($(BUILD)/kc-table --print-best $(DEMO_DIR)/scores/$(DEMO_NETS)/select); \
+	  $(MAKE) --no-print-directory $(DEMO_ARGS) SETTING=$$( [ "$(SETTING)" = best ] && echo $$best || echo $(SETTING) ) \
+	    FIGURES=$(DEMO_DIR)/figures figures
 	@echo; echo "demo: $(DEMO_TABLES)/demo.md (VOC val at the chosen setting, DAVIS J&F), $(DEMO_TABLES)/demo-sweep.md (all settings on the selection split), overlays in $(DEMO_DIR)/shows/"
 	@cat $(DEMO_TABLES)/demo.md
 endif

@@ -23,6 +23,8 @@ if [ -f "$csv" ]; then
   ls "$T"/demo/shows/*.png >/dev/null 2>&1 && ok || bad "no overlay pictures"
   # the random-weights baseline (kc-init toy/16) beside color, marked as a baseline
   grep -Eq '^random,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,baseline$' "$csv" && ok || bad "no random baseline row in $csv: $(cat "$csv")"
+  for f in sweep-jaccard sweep-color-corloc curves grid-voc grid-davis; do [ -s "$T/demo/figures/$f.pdf" ] && [ -s "$T/demo/figures/$f.png" ] || bad "demo figure $f missing"; done; ok
+  [ "$(grep -c ',color,' "$T/demo/figures/grid-voc.csv")" = 4 ] && ok || bad "grid-voc.csv: $(cat "$T/demo/figures/grid-voc.csv")"
 else
   bad "no $csv"
 fi
