@@ -18,7 +18,7 @@
 #define KC_VOC_H
 #include <stdint.h>
 
-#include "eval/voc_metrics.h"
+#include "pipeline/box.h"
 
 enum {
     VOC_GT_CLASS = 1,   /* also read SegmentationClass */
