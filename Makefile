@@ -15,7 +15,7 @@ CC      ?= cc
 ifeq ($(origin CC),default)
 CC      := gcc
 endif
-PKGS    := openblas lapacke hdf5 libpng libjpeg libxml-2.0
+PKGS    := openblas lapacke hdf5 libpng libjpeg libxml-2.0 yajl
 ifeq ($(NATIVE),1)
 ARCH    := -march=native
 else

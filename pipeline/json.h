@@ -1,4 +1,4 @@
-/* pipeline/json.h — a small strict JSON (RFC 8259) parser into a tree.  (Owner: weights module.)
+/* pipeline/json.h — JSON (RFC 8259) parsed into a tree, by yajl (see json.c).  (Owner: weights module.)
  *
  * Used for safetensors headers and Hugging Face config.json; usable by any module.  The whole text
  * is parsed into a tree of json_value nodes owned by the root; strings are decoded to UTF-8
