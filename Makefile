@@ -98,3 +98,4 @@ clean:
 
 -include pipeline.mk
 -include fuzz.mk
+-include corloc.mk

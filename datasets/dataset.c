@@ -119,10 +119,16 @@ static int check_unique(const kc_dataset *d)
 static int open_voc(kc_dataset *d, int *cap)
 {
     char *split_path;
-    if (strchr(d->split, '/') || is_file(d->split))
+    char *under = kc_strfmt("%s/ImageSets/%s.txt", d->root, d->split); /* Main/trainval, Segmentation/val */
+    if (is_file(d->split))
+        split_path = kc_strdup(d->split);
+    else if (strchr(d->split, '/') && is_file(under))
+        split_path = kc_strdup(under);
+    else if (strchr(d->split, '/'))
         split_path = kc_strdup(d->split);
     else
         split_path = dataset_voc_split_path(d->root, d->split);
+    free(under);
     if (!is_dir(d->root)) {
         free(split_path);
         return kc_fail("%s: VOC root folder not found", d->root);

@@ -2,7 +2,10 @@
  *
  *   voc:ROOT:SPLIT     ROOT/ImageSets/Segmentation/SPLIT.txt, or when no segmentation split of that
  *                      name exists the detection split ROOT/ImageSets/Main/SPLIT.txt (VOC07/VOC12
- *                      trainval), or SPLIT itself when it is a path to a file; images
+ *                      trainval), ROOT/ImageSets/SPLIT.txt for SPLIT = Main/<name> or
+ *                      Segmentation/<name> (VOC07 and VOC12 also have a *segmentation* trainval:
+ *                      the detection trainval is voc:ROOT:Main/trainval), or SPLIT itself when it
+ *                      is a path to a file; images
  *                      ROOT/JPEGImages/<id>.jpg; id = the split's line (first column)
  *   coco:ROOT:LIST     LIST names images one per line relative to ROOT (LOST/TokenCut's
  *                      coco_20k_filenames.txt: train2014/COCO_train2014_000000560992.jpg);

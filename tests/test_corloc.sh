@@ -44,6 +44,16 @@ if $S --coco $C --split $C/list.txt --masks $D/masks_coco.h5 --out $T/coco3 --le
    cmp -s $T/coco/summary.csv $T/coco3/summary.csv && grep -q "does not fit" $T/err3; then ok; else bad "damaged cache: $(cat $T/err3)"; fi
 [ "$(grep -c $'\tref\t' $L)" -eq 1 ] && [ "$(wc -l <$L)" -eq 4 ] && ok || bad "ledger: $(cat $L)"
 
+# the table of `make corloc` (configs/corloc-table.sh): our row from the summary, the published rows
+mkdir -p $T/tab/ref/coco20k && cp -r $T/coco $T/tab/ref/coco20k/scores-t0.20-bin-mean-seed-n1
+want=$(awk -F, '$1=="t0.20-bin-mean-seed-n1" { printf "%.1f", 100*$4 }' $T/coco/summary.csv)
+if configs/corloc-table.sh $T/tables configs/published-corloc.ini t0.20-bin-mean-seed-n1 $T/tab ref 2>$T/err &&
+   grep -qx "\"ref\",t0.20-bin-mean-seed-n1,,,$want,\"keycut\"" $T/tables/corloc.csv &&
+   grep -q '^"TokenCut ViT-S/16 (published)",published,68.8,72.1,58.8,' $T/tables/corloc.csv &&
+   grep -q '^| LOST ViT-S/16 (published) | published | 61.9 | 64.0 | 50.7 |$' $T/tables/corloc.md &&
+   grep -qxF "ref & t0.20-bin-mean-seed-n1 & -- & -- & $want \\\\" $T/tables/corloc.tex
+then ok; else bad "corloc table: $(cat $T/err; cat $T/tables/corloc.csv $T/tables/corloc.tex)"; fi
+
 # 2. the coco: dataset (ids = file names without extension, list order)
 if $X --model color --dataset coco:$C:$C/list.txt --policy native16 --out $T/k.h5 2>$T/err; then ok; else bad "kc-extract coco: $(cat $T/err)"; fi
 # 3. bad input: one clear line, nothing written
