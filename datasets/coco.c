@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yajl/yajl_parse.h>
 
 #include "pipeline/kc.h"
@@ -324,6 +325,9 @@ int coco_read_json(const char *json_path, char *const *file_names, int n, coco_g
     yajl_handle h = f ? yajl_alloc(&coco_callbacks, NULL, &p) : NULL;
     if (f) {
         size_t chunk = (size_t)1 << 20, total = 0;
+        struct stat st_file;
+        if (fstat(fileno(f), &st_file) == 0 && st_file.st_size >= 0 && (size_t)st_file.st_size < chunk)
+            chunk = (size_t)st_file.st_size + 1; /* small files: no 1 MiB buffer */
         unsigned char *buf = kc_malloc(chunk);
         yajl_status st = yajl_status_ok;
         for (;;) {
