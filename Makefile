@@ -15,7 +15,7 @@ CC      ?= cc
 ifeq ($(origin CC),default)
 CC      := gcc
 endif
-PKGS    := openblas lapacke hdf5 libpng libjpeg libxml-2.0 cairo fontconfig
+PKGS    := openblas lapacke hdf5 libpng libjpeg libxml-2.0 cairo fontconfig yajl
 ifeq ($(NATIVE),1)
 ARCH    := -march=native
 else
@@ -111,3 +111,4 @@ clean:
 
 -include pipeline.mk
 -include fuzz.mk
+-include corloc.mk

@@ -119,10 +119,16 @@ static int check_unique(const kc_dataset *d)
 static int open_voc(kc_dataset *d, int *cap)
 {
     char *split_path;
-    if (strchr(d->split, '/') || is_file(d->split))
+    char *under = kc_strfmt("%s/ImageSets/%s.txt", d->root, d->split); /* Main/trainval, Segmentation/val */
+    if (is_file(d->split))
+        split_path = kc_strdup(d->split);
+    else if (strchr(d->split, '/') && is_file(under))
+        split_path = kc_strdup(under);
+    else if (strchr(d->split, '/'))
         split_path = kc_strdup(d->split);
     else
-        split_path = kc_strfmt("%s/ImageSets/Segmentation/%s.txt", d->root, d->split);
+        split_path = dataset_voc_split_path(d->root, d->split);
+    free(under);
     if (!is_dir(d->root)) {
         free(split_path);
         return kc_fail("%s: VOC root folder not found", d->root);
@@ -145,6 +151,40 @@ static int open_voc(kc_dataset *d, int *cap)
     }
     free_lines(lines, n);
     free(split_path);
+    return rc;
+}
+
+char *dataset_voc_split_path(const char *root, const char *split)
+{
+    char *seg = kc_strfmt("%s/ImageSets/Segmentation/%s.txt", root, split);
+    if (is_file(seg)) return seg;
+    char *det = kc_strfmt("%s/ImageSets/Main/%s.txt", root, split);
+    if (is_file(det)) {
+        free(seg);
+        return det;
+    }
+    free(det);
+    return seg; /* neither exists: the error names the segmentation split */
+}
+
+/* coco:ROOT:LIST: ROOT/<line> per line; id = the file name without extension. */
+static int open_coco(kc_dataset *d, int *cap)
+{
+    if (!is_dir(d->root)) return kc_fail("%s: COCO root folder not found", d->root);
+    char **lines;
+    int n;
+    KC_TRY(read_lines(d->split, 0, &lines, &n));
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        char *p = kc_strfmt("%s/%s", d->root, lines[i]);
+        if (!is_file(p)) {
+            rc = kc_fail("%s: line %d names a missing image: %s", d->split, i + 1, p);
+            free(p);
+        } else {
+            add(d, cap, stem(lines[i]), p);
+        }
+    }
+    free_lines(lines, n);
     return rc;
 }
 
@@ -253,11 +293,11 @@ int dataset_open(kc_dataset *d, const char *spec)
     d->spec = kc_strdup(spec);
     const char *colon = strchr(spec, ':');
     if (!colon || colon - spec > 6)
-        return kc_fail("dataset '%s': expected voc:ROOT:SPLIT, davis:ROOT:SPLIT, dir:DIR or list:FILE", spec);
+        return kc_fail("dataset '%s': expected voc:ROOT:SPLIT, davis:ROOT:SPLIT, coco:ROOT:LIST, dir:DIR or list:FILE", spec);
     snprintf(d->kind, sizeof d->kind, "%.*s", (int)(colon - spec), spec);
     const char *rest = colon + 1;
     int cap = 0, rc;
-    if (!strcmp(d->kind, "voc") || !strcmp(d->kind, "davis")) {
+    if (!strcmp(d->kind, "voc") || !strcmp(d->kind, "davis") || !strcmp(d->kind, "coco")) {
         const char *last = strrchr(rest, ':');
         if (!last || last == rest || !last[1])
             return kc_fail("dataset '%s': expected %s:ROOT:SPLIT", spec, d->kind);
@@ -265,13 +305,13 @@ int dataset_open(kc_dataset *d, const char *spec)
         memcpy(d->root, rest, (size_t)(last - rest));
         d->root[last - rest] = 0;
         d->split = kc_strdup(last + 1);
-        rc = !strcmp(d->kind, "voc") ? open_voc(d, &cap) : open_davis(d, &cap);
+        rc = !strcmp(d->kind, "voc") ? open_voc(d, &cap) : !strcmp(d->kind, "coco") ? open_coco(d, &cap) : open_davis(d, &cap);
     } else if (!strcmp(d->kind, "dir") || !strcmp(d->kind, "list")) {
         if (!*rest) return kc_fail("dataset '%s': missing path", spec);
         d->root = kc_strdup(rest);
         rc = !strcmp(d->kind, "dir") ? open_dir(d, &cap) : open_list(d, &cap);
     } else {
-        return kc_fail("dataset '%s': unknown kind '%s' (voc, davis, dir or list)", spec, d->kind);
+        return kc_fail("dataset '%s': unknown kind '%s' (voc, davis, coco, dir or list)", spec, d->kind);
     }
     if (rc < 0) return rc;
     if (d->n == 0) return kc_fail("dataset '%s' has no images", spec);

@@ -1,7 +1,15 @@
 /* datasets/dataset.h — image lists from dataset specs.
  *
- *   voc:ROOT:SPLIT     ROOT/ImageSets/Segmentation/SPLIT.txt (or SPLIT itself when it is a path to a
- *                      file), images ROOT/JPEGImages/<id>.jpg; id = the split's line
+ *   voc:ROOT:SPLIT     ROOT/ImageSets/Segmentation/SPLIT.txt, or when no segmentation split of that
+ *                      name exists the detection split ROOT/ImageSets/Main/SPLIT.txt (VOC07/VOC12
+ *                      trainval), ROOT/ImageSets/SPLIT.txt for SPLIT = Main/<name> or
+ *                      Segmentation/<name> (VOC07 and VOC12 also have a *segmentation* trainval:
+ *                      the detection trainval is voc:ROOT:Main/trainval), or SPLIT itself when it
+ *                      is a path to a file; images
+ *                      ROOT/JPEGImages/<id>.jpg; id = the split's line (first column)
+ *   coco:ROOT:LIST     LIST names images one per line relative to ROOT (LOST/TokenCut's
+ *                      coco_20k_filenames.txt: train2014/COCO_train2014_000000560992.jpg);
+ *                      id = file name without extension; boxes: datasets/coco.h
  *   davis:ROOT:SPLIT   ROOT/ImageSets/2017/SPLIT.txt lists sequences; frames are
  *                      ROOT/JPEGImages/480p/<seq>/ (all .jpg, sorted); id = <seq>/<frame>
  *   dir:DIR            every .jpg .jpeg .png in DIR (not recursive), sorted by name; id = name
@@ -19,9 +27,9 @@
 #define KC_DATASET_H
 typedef struct kc_dataset {
     char *spec;
-    char kind[8];  /* "voc", "davis", "dir", "list" */
+    char kind[8];  /* "voc", "davis", "coco", "dir", "list" */
     char *root;    /* voc/davis root, dir folder, list file */
-    char *split;   /* voc/davis split name or file */
+    char *split;   /* voc/davis split name or file, coco list file */
     int n;
     char **ids;
     char **paths;
@@ -29,5 +37,8 @@ typedef struct kc_dataset {
 int dataset_open(kc_dataset *d, const char *spec);
 void dataset_free(kc_dataset *d);
 /* For davis: the sequence names in split order (n_seq), and each id's sequence index. */
+/* The split file voc:ROOT:NAME reads: Segmentation/NAME.txt, else Main/NAME.txt when only that
+ * exists (the Segmentation path when neither does). */
+char *dataset_voc_split_path(const char *root, const char *split);
 int dataset_davis_sequences(const char *root, const char *split, char ***seqs, int *n_seq);
 #endif

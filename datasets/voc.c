@@ -41,9 +41,22 @@ static int node_number(const char *path, const xmlNode *n, const char *what, dou
     return 0;
 }
 
-int voc_read_annotation(const char *path, voc_box **boxes, char ***names, int *n_boxes, int *width,
-                        int *height)
+/* "1" (white space around allowed) in child element name of o: the VOC flag convention. */
+static int flag_set(const xmlNode *o, const char *name)
 {
+    const xmlNode *n = child(o, name);
+    xmlChar *t = n ? xmlNodeGetContent(n) : NULL;
+    const char *s = t ? (const char *)t : "";
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
+    int set = s[0] == '1' && (s[1] == 0 || s[1] == ' ' || s[1] == '\t' || s[1] == '\n' || s[1] == '\r');
+    xmlFree(t);
+    return set;
+}
+
+static int read_annotation(const char *path, voc_box **boxes, char ***names, uint8_t **hard, int *n_boxes,
+                           int *width, int *height)
+{
+    if (hard) *hard = NULL;
     *boxes = NULL;
     *names = NULL;
     *n_boxes = 0;
@@ -74,6 +87,7 @@ int voc_read_annotation(const char *path, voc_box **boxes, char ***names, int *n
     int cap = 0, n = 0;
     voc_box *bx = NULL;
     char **nm = NULL;
+    uint8_t *hd = NULL;
     for (const xmlNode *o = root->children; o; o = o->next) {
         if (o->type != XML_ELEMENT_NODE || strcmp((const char *)o->name, "object")) continue;
         const xmlNode *bb = child(o, "bndbox");
@@ -90,6 +104,7 @@ int voc_read_annotation(const char *path, voc_box **boxes, char ***names, int *n
             for (int i = 0; i < n; i++) free(nm[i]);
             free(nm);
             free(bx);
+            free(hd);
             xmlFreeDoc(doc);
             return -1;
         }
@@ -97,7 +112,9 @@ int voc_read_annotation(const char *path, voc_box **boxes, char ***names, int *n
             cap = cap ? 2 * cap : 8;
             bx = kc_realloc(bx, (size_t)cap * sizeof *bx);
             nm = kc_realloc(nm, (size_t)cap * sizeof *nm);
+            hd = kc_realloc(hd, (size_t)cap);
         }
+        hd[n] = (uint8_t)(flag_set(o, "difficult") || flag_set(o, "truncated"));
         const xmlNode *name = child(o, "name");
         xmlChar *t = name ? xmlNodeGetContent(name) : NULL;
         nm[n] = kc_strdup(t ? (const char *)t : "");
@@ -108,7 +125,21 @@ int voc_read_annotation(const char *path, voc_box **boxes, char ***names, int *n
     *boxes = bx;
     *names = nm;
     *n_boxes = n;
+    if (hard) *hard = hd;
+    else free(hd);
     return 0;
+}
+
+int voc_read_annotation(const char *path, voc_box **boxes, char ***names, int *n_boxes, int *width,
+                        int *height)
+{
+    return read_annotation(path, boxes, names, NULL, n_boxes, width, height);
+}
+
+int voc_read_annotation_hard(const char *path, voc_box **boxes, char ***names, uint8_t **hard, int *n_boxes,
+                             int *width, int *height)
+{
+    return read_annotation(path, boxes, names, hard, n_boxes, width, height);
 }
 
 static int read_png(const char *path, int *w, int *h, uint8_t **data)

@@ -18,7 +18,7 @@
 #define KC_VOC_H
 #include <stdint.h>
 
-#include "eval/voc_metrics.h"
+#include "pipeline/box.h"
 
 enum {
     VOC_GT_CLASS = 1,   /* also read SegmentationClass */
@@ -41,6 +41,11 @@ void voc_gt_free(voc_gt *gt);
 /* Parses one annotation file.  *width / *height: the XML's <size> (0 when absent). */
 int voc_read_annotation(const char *path, voc_box **boxes, char ***names, int *n_boxes, int *width,
                         int *height);
+
+/* The same, plus hard[i] = 1 when object i is marked <difficult>1 or <truncated>1 (LOST's and
+ * TokenCut's --no_hard drops those); *hard is malloc'ed (NULL when there are no boxes). */
+int voc_read_annotation_hard(const char *path, voc_box **boxes, char ***names, uint8_t **hard, int *n_boxes,
+                             int *width, int *height);
 
 /* Call once from the main thread before loading in parallel (initialises libxml2). */
 void voc_init(void);

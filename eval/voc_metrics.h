@@ -29,12 +29,11 @@
 #define KC_VOC_METRICS_H
 #include <stdint.h>
 
+#include "pipeline/box.h"
 #include "pipeline/resize.h"
 
-/* A ground-truth box as written in the XML (1-based VOC corners, not yet shifted). */
-typedef struct voc_box {
-    double xmin, ymin, xmax, ymax;
-} voc_box;
+/* voc_box (pipeline/box.h): a ground-truth box as written in the XML (1-based VOC corners, not yet
+ * shifted). */
 
 typedef struct voc_score {
     double jaccard; /* in [0, 1] */

@@ -1,179 +1,80 @@
-/* pipeline/json.c — strict recursive-descent JSON parser (see json.h). */
+/* pipeline/json.c — the JSON tree of json.h built from yajl's event parser (Debian libyajl-dev).
+ *
+ * yajl does the lexing and validation (RFC 8259 grammar, UTF-8 in strings, no comments, no
+ * trailing garbage, no partial values); this file only turns its events into json_value nodes.
+ * Numbers arrive as their literal text (the yajl_number callback), so integers keep their exact
+ * int64 value.  The stack of open containers holds pointers into their parents' item arrays; a
+ * parent's array grows only after the child is closed, so the pointers stay valid.  Nesting deeper
+ * than JSON_MAX_DEPTH cancels the parse.  One yajl behaviour differs from the strictest reading of
+ * the RFC: an unpaired UTF-16 surrogate escape (\ud800 alone) decodes to '?' instead of failing. */
 #include "pipeline/json.h"
 
 #include <errno.h>
-#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <yajl/yajl_parse.h>
 
 #include "pipeline/kc.h"
 
-typedef struct jparser {
-    const char *s;
-    size_t len, pos;
-    const char *what;
-} jparser;
+typedef struct jbuild {
+    json_value *root;
+    int root_set;
+    json_value *stack[JSON_MAX_DEPTH + 1]; /* open containers, innermost last */
+    int depth;
+    const char *problem; /* set when a callback cancels the parse */
+} jbuild;
 
-static int jfail(jparser *p, const char *problem)
+/* The node the next value goes into (zeroed), or NULL after setting b->problem. */
+static json_value *slot(jbuild *b)
 {
-    return kc_fail("%s: bad JSON: %s at byte %zu", p->what, problem, p->pos);
-}
-
-static void skip_ws(jparser *p)
-{
-    while (p->pos < p->len) {
-        char c = p->s[p->pos];
-        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
-        p->pos++;
-    }
-}
-
-static int hex4(jparser *p, unsigned *out)
-{
-    if (p->len - p->pos < 4) return jfail(p, "truncated \\u escape");
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = p->s[p->pos + i];
-        v <<= 4;
-        if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
-        else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F') v |= (unsigned)(c - 'A' + 10);
-        else return jfail(p, "bad \\u escape");
-    }
-    p->pos += 4;
-    *out = v;
-    return 0;
-}
-
-static size_t put_utf8(char *o, unsigned cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-/* At the opening quote.  The decoded string is never longer than its escaped form. */
-static int parse_string(jparser *p, char **out, size_t *out_len)
-{
-    size_t start = ++p->pos, end = start;
-    while (end < p->len && p->s[end] != '"') end += (p->s[end] == '\\') ? 2 : 1;
-    if (end >= p->len) return jfail(p, "unterminated string");
-    char *o = kc_malloc(end - start + 1);
-    size_t n = 0;
-    while (p->pos < end) {
-        unsigned char c = (unsigned char)p->s[p->pos];
-        if (c < 0x20) {
-            free(o);
-            return jfail(p, "control character in string");
+    if (b->depth == 0) {
+        if (b->root_set) {
+            b->problem = "trailing characters after the value";
+            return NULL;
         }
-        if (c != '\\') {
-            o[n++] = (char)c;
-            p->pos++;
-            continue;
-        }
-        char e = p->s[p->pos + 1];
-        p->pos += 2;
-        switch (e) {
-        case '"': o[n++] = '"'; break;
-        case '\\': o[n++] = '\\'; break;
-        case '/': o[n++] = '/'; break;
-        case 'b': o[n++] = '\b'; break;
-        case 'f': o[n++] = '\f'; break;
-        case 'n': o[n++] = '\n'; break;
-        case 'r': o[n++] = '\r'; break;
-        case 't': o[n++] = '\t'; break;
-        case 'u': {
-            unsigned cp, lo;
-            if (hex4(p, &cp) < 0) {
-                free(o);
-                return -1;
-            }
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                if (p->len - p->pos < 6 || p->s[p->pos] != '\\' || p->s[p->pos + 1] != 'u') {
-                    free(o);
-                    return jfail(p, "unpaired surrogate");
-                }
-                p->pos += 2;
-                if (hex4(p, &lo) < 0) {
-                    free(o);
-                    return -1;
-                }
-                if (lo < 0xDC00 || lo > 0xDFFF) {
-                    free(o);
-                    return jfail(p, "unpaired surrogate");
-                }
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                free(o);
-                return jfail(p, "unpaired surrogate");
-            }
-            n += put_utf8(o + n, cp); /* \uXXXX is 6 bytes, its UTF-8 at most 4 */
-            break;
-        }
-        default:
-            free(o);
-            return jfail(p, "bad escape in string");
-        }
+        b->root_set = 1;
+        return b->root;
     }
-    if (p->pos != end) { /* a trailing backslash escaped the closing quote */
-        free(o);
-        return jfail(p, "unterminated string");
+    json_value *c = b->stack[b->depth - 1];
+    if (c->type == JSON_OBJECT) return &c->items[c->n - 1]; /* the member opened by its key */
+    if ((c->n & (c->n - 1)) == 0) { /* capacity is the next power of two: grow at 0, 1, 2, 4, ... */
+        size_t cap = c->n ? 2 * (size_t)c->n : 1;
+        c->items = kc_realloc(c->items, cap * sizeof *c->items);
     }
-    p->pos = end + 1;
-    o[n] = 0;
-    *out = o;
-    *out_len = n;
-    return 0;
+    json_value *v = &c->items[c->n++];
+    memset(v, 0, sizeof *v);
+    return v;
 }
 
-static int parse_number(jparser *p, json_value *v)
+static int on_null(void *ctx)
 {
-    size_t i = p->pos;
-    const char *s = p->s;
-    int integer = 1;
-    if (i < p->len && s[i] == '-') i++;
-    if (i >= p->len || !(s[i] >= '0' && s[i] <= '9')) return jfail(p, "bad number");
-    if (s[i] == '0') i++;
-    else
-        while (i < p->len && s[i] >= '0' && s[i] <= '9') i++;
-    if (i < p->len && s[i] == '.') {
-        integer = 0;
-        i++;
-        if (i >= p->len || !(s[i] >= '0' && s[i] <= '9')) return jfail(p, "bad number");
-        while (i < p->len && s[i] >= '0' && s[i] <= '9') i++;
-    }
-    if (i < p->len && (s[i] == 'e' || s[i] == 'E')) {
-        integer = 0;
-        i++;
-        if (i < p->len && (s[i] == '+' || s[i] == '-')) i++;
-        if (i >= p->len || !(s[i] >= '0' && s[i] <= '9')) return jfail(p, "bad number");
-        while (i < p->len && s[i] >= '0' && s[i] <= '9') i++;
-    }
-    size_t n = i - p->pos;
+    json_value *v = slot(ctx);
+    if (!v) return 0;
+    v->type = JSON_NULL;
+    return 1;
+}
+
+static int on_boolean(void *ctx, int value)
+{
+    json_value *v = slot(ctx);
+    if (!v) return 0;
+    v->type = JSON_BOOL;
+    v->boolean = value != 0;
+    return 1;
+}
+
+static int on_number(void *ctx, const char *s, size_t len)
+{
+    json_value *v = slot(ctx);
+    if (!v) return 0;
     char buf[512];
-    char *tmp = n < sizeof buf ? buf : kc_malloc(n + 1);
-    memcpy(tmp, s + p->pos, n);
-    tmp[n] = 0;
+    char *tmp = len < sizeof buf ? buf : kc_malloc(len + 1);
+    memcpy(tmp, s, len);
+    tmp[len] = 0;
     v->type = JSON_NUMBER;
     v->number = strtod(tmp, NULL);
-    if (integer) {
+    if (!memchr(s, '.', len) && !memchr(s, 'e', len) && !memchr(s, 'E', len)) {
         errno = 0;
         long long ll = strtoll(tmp, NULL, 10);
         if (errno == 0) {
@@ -182,105 +83,104 @@ static int parse_number(jparser *p, json_value *v)
         }
     }
     if (tmp != buf) free(tmp);
-    p->pos = i;
-    return 0;
+    return 1;
 }
 
-static int parse_value(jparser *p, json_value *v, int depth);
-
-static int parse_container(jparser *p, json_value *v, int depth, int object)
+static char *copy_string(const unsigned char *s, size_t len)
 {
-    char close = object ? '}' : ']';
-    int cap = 0;
-    v->type = object ? JSON_OBJECT : JSON_ARRAY;
-    p->pos++;
-    skip_ws(p);
-    if (p->pos < p->len && p->s[p->pos] == close) {
-        p->pos++;
+    char *o = kc_malloc(len + 1);
+    memcpy(o, s, len);
+    o[len] = 0;
+    return o;
+}
+
+static int on_string(void *ctx, const unsigned char *s, size_t len)
+{
+    json_value *v = slot(ctx);
+    if (!v) return 0;
+    v->type = JSON_STRING;
+    v->string = copy_string(s, len);
+    v->len = len;
+    return 1;
+}
+
+static int open_container(jbuild *b, json_type type)
+{
+    if (b->depth >= JSON_MAX_DEPTH) {
+        b->problem = "nesting too deep";
         return 0;
     }
-    for (;;) {
-        if (v->n == cap) {
-            cap = cap ? 2 * cap : 4;
-            v->items = kc_realloc(v->items, (size_t)cap * sizeof *v->items);
-            if (object) v->keys = kc_realloc(v->keys, (size_t)cap * sizeof *v->keys);
-        }
-        json_value *item = &v->items[v->n];
-        memset(item, 0, sizeof *item);
-        skip_ws(p);
-        if (object) {
-            size_t klen;
-            if (p->pos >= p->len || p->s[p->pos] != '"') return jfail(p, "expected a member name");
-            if (parse_string(p, &v->keys[v->n], &klen) < 0) return -1;
-            v->n++; /* owns the key from here; the item is zeroed, so freeing is safe */
-            skip_ws(p);
-            if (p->pos >= p->len || p->s[p->pos] != ':') return jfail(p, "expected ':'");
-            p->pos++;
-        } else {
-            v->n++;
-        }
-        if (parse_value(p, item, depth + 1) < 0) return -1;
-        skip_ws(p);
-        if (p->pos >= p->len) return jfail(p, object ? "unterminated object" : "unterminated array");
-        if (p->s[p->pos] == ',') {
-            p->pos++;
-            continue;
-        }
-        if (p->s[p->pos] == close) {
-            p->pos++;
-            return 0;
-        }
-        return jfail(p, object ? "expected ',' or '}'" : "expected ',' or ']'");
-    }
+    json_value *v = slot(b);
+    if (!v) return 0;
+    v->type = type;
+    b->stack[b->depth++] = v;
+    return 1;
 }
 
-static int literal(jparser *p, const char *word)
+static int on_start_map(void *ctx) { return open_container(ctx, JSON_OBJECT); }
+static int on_start_array(void *ctx) { return open_container(ctx, JSON_ARRAY); }
+
+static int on_end(void *ctx)
 {
-    size_t n = strlen(word);
-    if (p->len - p->pos < n || memcmp(p->s + p->pos, word, n) != 0) return jfail(p, "unexpected character");
-    p->pos += n;
-    return 0;
+    jbuild *b = ctx;
+    b->depth--;
+    return 1;
 }
 
-static int parse_value(jparser *p, json_value *v, int depth)
+static int on_map_key(void *ctx, const unsigned char *s, size_t len)
 {
-    if (depth > JSON_MAX_DEPTH) return jfail(p, "nesting too deep");
-    skip_ws(p);
-    if (p->pos >= p->len) return jfail(p, "unexpected end");
-    switch (p->s[p->pos]) {
-    case '{': return parse_container(p, v, depth, 1);
-    case '[': return parse_container(p, v, depth, 0);
-    case '"':
-        v->type = JSON_STRING;
-        return parse_string(p, &v->string, &v->len);
-    case 't':
-        v->type = JSON_BOOL;
-        v->boolean = 1;
-        return literal(p, "true");
-    case 'f':
-        v->type = JSON_BOOL;
-        return literal(p, "false");
-    case 'n':
-        v->type = JSON_NULL;
-        return literal(p, "null");
-    default: return parse_number(p, v);
+    jbuild *b = ctx;
+    json_value *c = b->stack[b->depth - 1];
+    if ((c->n & (c->n - 1)) == 0) {
+        size_t cap = c->n ? 2 * (size_t)c->n : 1;
+        c->items = kc_realloc(c->items, cap * sizeof *c->items);
+        c->keys = kc_realloc(c->keys, cap * sizeof *c->keys);
     }
+    memset(&c->items[c->n], 0, sizeof *c->items);
+    c->keys[c->n++] = copy_string(s, len); /* the zeroed member is freed safely if the parse stops */
+    return 1;
+}
+
+static const yajl_callbacks callbacks = {
+    on_null, on_boolean, NULL, NULL, on_number, on_string, on_start_map, on_map_key, on_end, on_start_array, on_end,
+};
+
+/* yajl's message without its "parse error: " / "lexical error: " prefix and trailing newline. */
+static void yajl_problem(yajl_handle h, char *out, size_t n)
+{
+    unsigned char *msg = yajl_get_error(h, 0, NULL, 0);
+    const char *m = msg ? (const char *)msg : "unknown error";
+    const char *colon = strstr(m, "error: ");
+    if (colon) m = colon + 7;
+    snprintf(out, n, "%s", m);
+    size_t l = strlen(out);
+    while (l > 0 && (out[l - 1] == '\n' || out[l - 1] == ' ' || out[l - 1] == '.')) out[--l] = 0;
+    if (msg) yajl_free_error(h, msg);
 }
 
 int json_parse(json_value *root, const char *text, size_t len, const char *what)
 {
-    jparser p = {text, len, 0, what ? what : "JSON"};
+    if (!what) what = "JSON";
     memset(root, 0, sizeof *root);
-    if (parse_value(&p, root, 0) < 0) {
-        json_free(root);
-        return -1;
+    jbuild b = {.root = root};
+    yajl_handle h = yajl_alloc(&callbacks, NULL, &b);
+    if (!h) return kc_fail("%s: out of memory for the JSON parser", what);
+    yajl_status st = yajl_parse(h, (const unsigned char *)text, len);
+    size_t pos = yajl_get_bytes_consumed(h);
+    if (st == yajl_status_ok) {
+        st = yajl_complete_parse(h);
+        pos = len;
     }
-    skip_ws(&p);
-    if (p.pos != len) {
+    int rc = 0;
+    if (st != yajl_status_ok) {
+        char problem[256];
+        if (b.problem) snprintf(problem, sizeof problem, "%s", b.problem);
+        else yajl_problem(h, problem, sizeof problem);
+        rc = kc_fail("%s: bad JSON: %s at byte %zu", what, problem, pos);
         json_free(root);
-        return jfail(&p, "trailing characters after the value");
     }
-    return 0;
+    yajl_free(h);
+    return rc;
 }
 
 void json_free(json_value *v)

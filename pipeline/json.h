@@ -1,8 +1,9 @@
-/* pipeline/json.h — a small strict JSON (RFC 8259) parser into a tree.  (Owner: weights module.)
+/* pipeline/json.h — JSON (RFC 8259) parsed into a tree, by yajl (see json.c).  (Owner: weights module.)
  *
  * Used for safetensors headers and Hugging Face config.json; usable by any module.  The whole text
- * is parsed into a tree of json_value nodes owned by the root; strings are decoded to UTF-8
- * (escapes and \uXXXX surrogate pairs included) and NUL-terminated.  Numbers keep their double
+ * is parsed (by yajl: Debian libyajl-dev) into a tree of json_value nodes owned by the root; strings
+ * must be valid UTF-8, are decoded (escapes and \uXXXX surrogate pairs included; an unpaired
+ * surrogate becomes '?', yajl's rule) and NUL-terminated.  Numbers keep their double
  * value and, when the literal is an integer that fits, its exact int64 value (safetensors offsets
  * may exceed 2^53).  Nesting is limited to JSON_MAX_DEPTH; anything after the value other than
  * white space is an error.  Errors name the source ("what") and the byte offset.

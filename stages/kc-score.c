@@ -26,10 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datasets/coco.h"
 #include "datasets/splits.h"
 #include "datasets/voc.h"
 #include "decoders/attn_mass.h"
 #include "eval/attn_metrics.h"
+#include "eval/corloc.h"
 #include "eval/ledger.h"
 #include "eval/voc_metrics.h"
 #include "pipeline/cache.h"
@@ -41,6 +43,8 @@ static void usage(int status)
 {
     fprintf(status ? stderr : stdout,
             "usage: kc-score --masks FILE --voc ROOT --split FILE --out DIR [--ledger FILE] [--network NAME]\n"
+            "       kc-score --boxes-only --masks FILE (--voc ROOT | --coco ROOT) --split FILE --out DIR [--no-hard]\n"
+            "                [--box-cache DIR] [--ledger FILE] [--network NAME]\n"
             "       kc-score --make-selection TRAIN_LIST --out DIR [--count N]\n"
             "\n"
             "Scores every setting of a masks cache on VOC ground truth (Jaccard, CorLoc): writes\n"
@@ -49,11 +53,18 @@ static void usage(int status)
             "(default 1000) ids of TRAIN_LIST in sha256 order, as DIR/selectN.txt and its .sha256.\n"
             "Attention-mass masks (kc-decode --kind attn, settings attn-mass<m>) are scored as DINO's\n"
             "authors did: per object the best head's Jaccard (DIR/<setting>.columns.txt says more).\n"
+            "--boxes-only scores CorLoc alone by the LOST/TokenCut protocol (docs/corloc.md): VOC\n"
+            "Annotations XML only (no segmentation PNGs; --no-hard drops difficult/truncated objects\n"
+            "and images left without any), or with --coco (implies --boxes-only) the images of the\n"
+            "list --split and their boxes from ROOT/annotations/instances_train2014.json, cached in\n"
+            "--box-cache DIR (default $KC_BOX_CACHE, else no cache).  The CSVs keep their columns;\n"
+            "jaccard is empty.\n"
             "\n"
             "example:\n"
             "  kc-score --make-selection VOC2012/ImageSets/Segmentation/train.txt --out datasets/splits\n"
             "  kc-score --masks out/dino/masks.h5 --voc VOC2012 --split datasets/splits/select1000.txt \\\n"
-            "           --out out/dino/scores --network dino\n");
+            "           --out out/dino/scores --network dino\n"
+            "  kc-score --boxes-only --masks voc07.h5 --voc VOC2007 --split VOC2007/ImageSets/Main/trainval.txt --out s\n");
     exit(status);
 }
 
@@ -239,6 +250,209 @@ static int score_attn(const cache_reader *r, const char *voc, char **ids, int n,
     return rc;
 }
 
+/* ---- box-only CorLoc, the LOST / TokenCut protocol (eval/corloc.h, docs/corloc.md) ---------- */
+typedef struct box_gt {
+    int n;
+    kc_box *boxes; /* shifted / rounded as the protocol says */
+    int w, h;      /* from the annotation (0 = not given) */
+    int skip;      /* --no-hard: no box left, left out of the denominator as theirs */
+} box_gt;
+
+/* Foreground fraction of the image: the pixels of cells labelled > 0 (grid-to-image mapping of
+ * DESIGN.md, "From the grid back to the image"). */
+static double mask_area(kc_policy p, int patch, int w, int h, const uint8_t *lab, int gh, int gw)
+{
+    int64_t px = 0;
+    if (p == POLICY_NATIVE16) {
+        for (int y = 0; y < gh; y++)
+            for (int x = 0; x < gw; x++)
+                if (lab[(size_t)y * gw + x]) {
+                    int64_t cw = (int64_t)((x + 1) * patch < w ? (x + 1) * patch : w) - (int64_t)x * patch;
+                    int64_t ch = (int64_t)((y + 1) * patch < h ? (y + 1) * patch : h) - (int64_t)y * patch;
+                    if (cw > 0 && ch > 0) px += cw * ch;
+                }
+    } else {
+        for (int y = 0; y < h; y++) {
+            int cy = (int)(((2 * (int64_t)y + 1) * gh) / (2 * (int64_t)h));
+            for (int x = 0; x < w; x++)
+                if (lab[(size_t)cy * gw + (size_t)(((2 * (int64_t)x + 1) * gw) / (2 * (int64_t)w))]) px++;
+        }
+    }
+    return (double)px / ((double)w * h);
+}
+
+static int score_boxes(const char *masks, const char *voc, const char *coco, const char *split, const char *out,
+                       const char *ledger, const char *network, int no_hard, const char *box_cache, double t0)
+{
+    char **ids = NULL;
+    int n = 0;
+    box_gt *gt = NULL;
+    coco_gt cg = {0};
+    if (coco) {
+        if (coco_gt_load(coco, split, box_cache, &cg) < 0) return -1;
+        n = cg.n;
+        ids = kc_malloc((size_t)n * sizeof *ids);
+        gt = kc_calloc((size_t)n, sizeof *gt);
+        int crowd_only = 0;
+        for (int i = 0; i < n; i++) {
+            ids[i] = kc_strdup(cg.img[i].id);
+            gt[i] = (box_gt){cg.img[i].n_boxes, cg.img[i].boxes, cg.img[i].w, cg.img[i].h, 0};
+            cg.img[i].boxes = NULL;
+            crowd_only += cg.img[i].n_boxes == 0;
+        }
+        if (crowd_only) kc_warn("%s: %d listed images have only crowd boxes (misses, counted)", split, crowd_only);
+        coco_gt_free(&cg);
+    } else {
+        if (split_read(split, &ids, &n) < 0) return -1;
+        gt = kc_calloc((size_t)n, sizeof *gt);
+        voc_init();
+        int first_bad = n;
+        char bad_msg[2048] = "";
+#pragma omp parallel for schedule(dynamic, 8)
+        for (int i = 0; i < n; i++) {
+            char *xml = kc_strfmt("%s/Annotations/%s.xml", voc, ids[i]);
+            voc_box *b;
+            char **names;
+            uint8_t *hard;
+            int nb, w, h;
+            int rc = voc_read_annotation_hard(xml, &b, &names, &hard, &nb, &w, &h);
+            if (rc == 0) {
+                int k = 0;
+                for (int j = 0; j < nb; j++) {
+                    free(names[j]);
+                    if (no_hard && hard[j]) continue;
+                    b[k] = b[j];
+                    b[k].xmin -= 1; /* 1-based inclusive corners -> [xmin - 1, xmax] as theirs */
+                    b[k].ymin -= 1;
+                    k++;
+                }
+                free(names);
+                free(hard);
+                gt[i] = (box_gt){k, b, w, h, no_hard && k == 0};
+            } else {
+#pragma omp critical(score_err)
+                if (i < first_bad) {
+                    first_bad = i;
+                    snprintf(bad_msg, sizeof bad_msg, "%s", kc_error());
+                }
+            }
+            free(xml);
+        }
+        if (first_bad < n) return kc_fail("%s", bad_msg);
+    }
+    char split_hash[65];
+    if (sha256_file(split, split_hash) < 0) return -1;
+    cache_reader r;
+    if (cache_open(&r, masks, CACHE_FORMAT_MASKS) < 0) return -1;
+    kc_policy policy;
+    int patch;
+    if (check_cache(&r, ids, n, &policy, &patch) < 0) return -1;
+    if (policy != POLICY_NATIVE16) kc_warn("%s: %s masks; the published CorLoc uses native16", masks, voc_policy_name(policy));
+    char **settings;
+    int n_settings;
+    if (cache_list(&r, "/masks", &settings, &n_settings) < 0) return -1;
+    if (n_settings == 0) return kc_fail("%s: no settings under /masks", masks);
+    if (!network) network = cache_attr(&r, "network");
+    int *cix = kc_malloc((size_t)n * sizeof *cix), n_used = 0;
+    for (int i = 0; i < n; i++) {
+        int k = cix[i] = cache_index_find(&r.index, ids[i]);
+        int h = r.index.size[2 * k], w = r.index.size[2 * k + 1];
+        if (gt[i].w > 0 && gt[i].h > 0 && (gt[i].w != w || gt[i].h != h))
+            return kc_fail("%s: image %s is %dx%d in the masks cache but %dx%d in its %s annotation", masks, ids[i], w,
+                           h, gt[i].w, gt[i].h, coco ? "COCO" : "VOC");
+        n_used += !gt[i].skip;
+    }
+    if (n_used == 0) return kc_fail("%s: --no-hard leaves no image", split);
+    if (n_used < n) kc_info("--no-hard: %d of %d images have only difficult or truncated objects and are left out", n - n_used, n);
+    setting_result *res = kc_calloc((size_t)n_settings, sizeof *res);
+    progress pg;
+    progress_init(&pg, "corloc", (long)n_settings * n, "masks");
+    for (int s = 0; s < n_settings; s++) {
+        setting_result *o = &res[s];
+        o->name = settings[s];
+        kc_buf_printf(&o->csv, "id,setting,jaccard,corloc,area,lambda2,eigengap,degenerate,knife_edge\n");
+        double hits = 0;
+        for (int i = 0; i < n; i++) {
+            char *d = kc_strfmt("/masks/%s/%s", settings[s], ids[i]);
+            int rows, cols, k = cix[i];
+            uint8_t *lab;
+            float v[64];
+            int32_t deg = 0;
+            int rc = cache_read_u8(&r, d, &lab, &rows, &cols);
+            if (rc == 0 && (rows != r.index.grid[2 * k] || cols != r.index.grid[2 * k + 1]))
+                rc = kc_fail("%s: %s is %dx%d, /index/grid says %dx%d", masks, d, cols, rows, r.index.grid[2 * k + 1],
+                             r.index.grid[2 * k]);
+            float l2 = NAN, gap = NAN;
+            if (rc == 0) rc = cache_read_attr_f32(&r, d, "lambda2", v, 64);
+            if (rc > 0) l2 = v[0];
+            if (rc >= 0) rc = cache_read_attr_f32(&r, d, "eigengap", v, 64);
+            if (rc > 0) gap = v[0];
+            if (rc >= 0) rc = cache_read_attr_i32(&r, d, "degenerate", &deg);
+            int32_t knife = -1; /* empty when the cache predates the knife-edge flag */
+            if (rc >= 0 && cache_has_attr(&r, d, "knife_edge")) rc = cache_read_attr_i32(&r, d, "knife_edge", &knife);
+            free(d);
+            if (rc < 0) return -1;
+            if (!gt[i].skip) {
+                int h = r.index.size[2 * k], w = r.index.size[2 * k + 1];
+                double box[4];
+                int hit = voc_mask_box(policy, patch, w, h, lab, rows, cols, box) && corloc_hit(box, gt[i].boxes, gt[i].n);
+                kc_buf_printf(&o->csv, "%s,%s,,%d,%.9g,%.9g,%.9g,%d,", ids[i], settings[s], hit,
+                              mask_area(policy, patch, w, h, lab, rows, cols), (double)l2, (double)gap, (int)deg);
+                if (knife >= 0) kc_buf_printf(&o->csv, "%d", (int)knife);
+                kc_buf_printf(&o->csv, "\n");
+                hits += hit;
+            }
+            free(lab);
+        }
+        o->corloc = hits / n_used;
+        progress_add(&pg, n);
+    }
+    progress_end(&pg);
+    if (kc_mkdirs(out) < 0) return -1;
+    kc_buf summary = {0};
+    kc_buf_printf(&summary, "setting,images,jaccard,corloc\n");
+    for (int s = 0; s < n_settings; s++) {
+        char *p = kc_strfmt("%s/%s.csv", out, res[s].name);
+        if (kc_write_file_atomic(p, res[s].csv.s, res[s].csv.n) < 0) return -1;
+        free(p);
+        kc_buf_printf(&summary, "%s,%d,,%.9g\n", res[s].name, n_used, res[s].corloc);
+    }
+    char *sp = kc_strfmt("%s/summary.csv", out);
+    if (kc_write_file_atomic(sp, summary.s, summary.n) < 0) return -1;
+    if (network) {
+        char *np = kc_strfmt("%s/network", out), *nl = kc_strfmt("%s\n", network);
+        if (kc_write_file_atomic(np, nl, strlen(nl)) < 0) return -1;
+        free(np);
+        free(nl);
+    }
+    ledger_entry le;
+    memset(&le, 0, sizeof le);
+    le.split = (char *)split;
+    memcpy(le.split_sha256, split_hash, 65);
+    le.networks = (char *)(network ? network : "-");
+    le.n_settings = n_settings;
+    sha256_buf_hex(summary.s, summary.n, le.summary_sha256);
+    if (ledger_append(ledger, &le) < 0) return -1;
+    char tbuf[32];
+    progress_fmt_time(kc_now() - t0, tbuf, sizeof tbuf);
+    kc_info("boxes only: %d settings x %d images -> %s (CorLoc %.4f at %s) in %s", n_settings, n_used, sp,
+            res[0].corloc, res[0].name, tbuf);
+    free(sp);
+    free(summary.s);
+    for (int s = 0; s < n_settings; s++) {
+        free(res[s].csv.s);
+        free(settings[s]);
+    }
+    free(res);
+    free(settings);
+    for (int i = 0; i < n; i++) free(gt[i].boxes);
+    free(gt);
+    free(cix);
+    cache_close(&r);
+    split_free(ids, n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     kc_set_prog("kc-score");
@@ -246,9 +460,15 @@ int main(int argc, char **argv)
     const char *masks = NULL, *voc = NULL, *split = NULL, *out = NULL, *ledger = "ledger.tsv";
     const char *network = NULL, *selection = NULL;
     int count = SPLIT_SELECTION_COUNT;
+    const char *coco = NULL, *box_cache = getenv("KC_BOX_CACHE");
+    int boxes_only = 0, no_hard = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
+        if (!strcmp(a, "--boxes-only")) { boxes_only = 1; continue; }
+        if (!strcmp(a, "--no-hard")) { no_hard = 1; continue; }
+        if (!strcmp(a, "--coco") && i + 1 < argc) { coco = argv[++i]; boxes_only = 1; continue; }
+        if (!strcmp(a, "--box-cache") && i + 1 < argc) { box_cache = argv[++i]; continue; }
         if (i + 1 >= argc) kc_die_msg("%s needs a value (see --help)", a);
         const char *v = argv[++i];
         if (!strcmp(a, "--masks")) masks = v;
@@ -271,6 +491,13 @@ int main(int argc, char **argv)
         if (make_selection(selection, out, count) < 0) kc_die();
         return 0;
     }
+    if (boxes_only) {
+        if (!masks || !(voc || coco) || !split || !out)
+            kc_die_msg("--boxes-only needs --masks, --voc ROOT or --coco ROOT, --split and --out (see --help)");
+        if (score_boxes(masks, coco ? NULL : voc, coco, split, out, ledger, network, no_hard, box_cache, t0) < 0) kc_die();
+        return 0;
+    }
+    if (no_hard) kc_die_msg("--no-hard applies to --boxes-only scoring (see --help)");
     if (!masks || !voc || !split || !out) kc_die_msg("--masks, --voc, --split and --out are required (see --help)");
 
     /* the split and its hash */

@@ -199,7 +199,7 @@ static void test_datasets(const char *dir)
     spec = kc_strfmt("dir:%s", empty);
     CHECK(dataset_open(&d, spec) < 0 && strstr(kc_error(), "no images"), "empty: %s", kc_error());
     dataset_free(&d);
-    CHECK(dataset_open(&d, "coco:/x:val") < 0 && strstr(kc_error(), "unknown kind"), "kind: %s", kc_error());
+    CHECK(dataset_open(&d, "kitti:/x:val") < 0 && strstr(kc_error(), "unknown kind"), "kind: %s", kc_error());
     dataset_free(&d);
     free(spec), free(empty), free(list), free(imgs);
 

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# configs/corloc-table.sh TABLES PUBLISHED_INI TAG CORLOC_DIR NET...   (called by `make corloc`)
+# Writes TABLES/corloc.{csv,md,tex}: one row per network (its setting id, "published" for the
+# published rows) with CorLoc (%) per dataset column
+# (voc07, voc12, coco20k; empty when not run), read from
+# CORLOC_DIR/<net>/<dataset>/scores-<TAG>/summary.csv (TAG = setting id, "-raw" when CENTER=0),
+# then the rows of PUBLISHED_INI, labelled as published, with their sources.  Each file is written
+# to a temporary name and renamed.
+set -eu -o pipefail
+tables=$1 ini=$2 tag=$3 dir=$4; shift 4
+sets="voc07 voc12 coco20k"
+mkdir -p "$tables"
+rows=$(mktemp)
+trap 'rm -f "$rows" "$tables"/corloc.*.tmp$$' EXIT
+setting=${tag%-raw}
+for net in "$@"; do
+  line="$net|$tag"
+  for d in $sets; do
+    f=$dir/$net/$d/scores-$tag/summary.csv v=
+    if [ -f "$f" ]; then
+      v=$(awk -F, -v s="$setting" 'NR>1 && $1==s { printf "%.1f", 100*$4; found=1 } END { exit !found }' "$f") \
+        || { echo "corloc-table: $f has no row for $setting" >&2; exit 1; }
+    fi
+    line="$line|$v"
+  done
+  printf '%s|%s\n' "$line" "keycut" >>"$rows"
+done
+# published rows: label, voc07, voc12, coco20k, source
+awk -F'=' '
+  function flush() { if (label != "") print label "|published|" v["voc07"] "|" v["voc12"] "|" v["coco20k"] "|" src }
+  /^[ \t]*[#;]/ || /^[ \t]*$/ { next }
+  /^\[/ { flush(); label=""; src=""; delete v; next }
+  { k=$1; val=substr($0, index($0, "=") + 1); gsub(/^[ \t]+|[ \t]+$/, "", k); gsub(/^[ \t]+|[ \t]+$/, "", val)
+    if (k == "label") label = val; else if (k == "source") src = val; else v[k] = val }
+  END { flush() }' "$ini" >>"$rows"
+
+csv=$tables/corloc.csv.tmp$$ md=$tables/corloc.md.tmp$$ tex=$tables/corloc.tex.tmp$$
+{ echo "network,setting,voc07,voc12,coco20k,source"
+  awk -F'|' '{ s=$6; gsub(/"/, "\"\"", s); printf "\"%s\",%s,%s,%s,%s,\"%s\"\n", $1, $2, $3, $4, $5, s }' "$rows"; } >"$csv"
+{ echo "| network | setting | VOC07 | VOC12 | COCO20k |"
+  echo "|---|---|---:|---:|---:|"
+  awk -F'|' '{ printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }' "$rows"
+  echo
+  echo "CorLoc (%), boxes only, LOST/TokenCut protocol (docs/corloc.md); published rows: $ini."; } >"$md"
+{ echo "% CorLoc (%), written by configs/corloc-table.sh; published rows from $ini"
+  echo "\\begin{tabular}{llrrr}"
+  echo "\\toprule"
+  echo "network & setting & VOC07 & VOC12 & COCO20k \\\\"
+  echo "\\midrule"
+  awk -F'|' '{ n=$1; gsub(/_/, "\\_", n); gsub(/&/, "\\&", n); gsub(/%/, "\\%", n)
+               for (i = 3; i <= 5; i++) if ($i == "") $i = "--"
+               printf "%s & %s & %s & %s & %s \\\\\n", n, $2, $3, $4, $5 }' "$rows"
+  echo "\\bottomrule"
+  echo "\\end{tabular}"; } >"$tex"
+mv "$csv" "$tables/corloc.csv"; mv "$md" "$tables/corloc.md"; mv "$tex" "$tables/corloc.tex"
