@@ -182,7 +182,7 @@ int main(int argc, char **argv)
     if (!features || !out) kc_die_msg("--features and --out are required (see --help)");
     if (!strcmp(kind, "attn") || attn_mass_is_setting(setting)) return decode_attn(features, kind, setting, grid_path, out, shard_arg);
     if (!setting == !grid_path) kc_die_msg("give exactly one of --setting ID and --grid FILE");
-    if (strcmp(kind, "keys") && strcmp(kind, "tokens")) kc_die_msg("--kind must be keys, tokens or attn (got '%s')", kind);
+    if (strcmp(kind, "keys") && strcmp(kind, "tokens")) kc_die_msg("--kind must be keys or tokens, or attn for class attention (got '%s')", kind);
     kc_shard shard = KC_SHARD_NONE;
     if (shard_arg && shard_parse(shard_arg, &shard) < 0) kc_die();
     openblas_set_num_threads(1);
