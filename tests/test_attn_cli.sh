@@ -52,7 +52,7 @@ awk -F, 'NR==FNR { if (FNR>1) { s+=$3; n++ } next } FNR==2 { d=$3-s/n; if (d<0) 
 $S --masks $V/masks.h5 --voc $V --split $SPLIT --out $T/k --ledger $T/ledger.tsv --network tinynet 2>$T/err
 if $BUILD/kc-table $T/k $T/s --out $T/tab --name report --only report --setting t0.20-bin-mean-seed-n1 --ledger $T/ledger.tsv >$T/tab.log 2>&1; then ok
 else bad "kc-table: $(tail -n 2 $T/tab.log)"; fi
-grep -Eq '^dino \(attention 60 %\),0\.[0-9]+,$' $T/tab/report.csv && ok || bad "report row: $(cat $T/tab/report.csv 2>&1)"
+grep -Eq '^dino \(attention 60 %\),0\.[0-9]+,,baseline$' $T/tab/report.csv && ok || bad "report row: $(cat $T/tab/report.csv 2>&1)"
 grep -q 'dino (attention 60 \\%)' $T/tab/report.tex && ok || bad "LaTeX row: $(grep attention $T/tab/report.tex)"
 # kc-show: one panel per head (2 heads: two 64x48 panels side by side, 128x48)
 if $BUILD/kc-show --masks $T/m.h5 --setting attn-mass0.60 --images voc:$V:val --out $T/show --first 1 2>$T/err &&
