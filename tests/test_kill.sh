@@ -102,15 +102,19 @@ for s in extract decode propagate; do
 
   # ---- SIGINT: exit 130 and a message saying how to resume; the rerun finishes -------------------
   clean_out $s
-  got=
+  got= early=0
   for try in 1 2 3 4 5 6; do
     # a non-interactive shell starts background jobs with SIGINT ignored; restore the default
     # so the stage sees SIGINT as from Ctrl-C in a terminal
     env --default-signal=INT ${CMD[$s]} >/dev/null 2>"$T/$s.int.err" &
     pid=$!
-    sleep "$(printf '0.%03d' $(( (dur / (try + 1)) % 1000 )))"
+    ms=$(( (dur / (try + 1)) % 1000 + early ))
+    sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
     kill -INT $pid 2>/dev/null || { wait $pid; clean_out $s; continue; }
     wait $pid; rc=$?
+    # killed by the default action before the stage installed its handler (a loaded machine can
+    # take longer than the sleep just to load the libraries): nothing was started, try later
+    if [ $rc = 130 ] && [ ! -s "$T/$s.int.err" ] && [ $try -lt 6 ]; then clean_out $s; early=$((early + 200)); continue; fi
     got=$rc; break
   done
   msg=$(sed '/^$/d' "$T/$s.int.err" | tail -n 1)
