@@ -267,7 +267,7 @@ demo: deps
 	  cp $(DEMO_DIR)/tables/report-macros.tex $(DEMO_TABLES)/demo-macros.tex; \
 	  $(BUILD)/kc-show --masks $(DEMO_DIR)/cache/$(DEMO_NET)/voc12-val/masks-$$setting.h5 --setting $$setting \
 	      --images voc:$(DEMO_DIR)/data/voc:val --first 4 --out $(DEMO_DIR)/shows
-	@set -e; best=$$($(BUILD)/kc-table --print-best $(DEMO_DIR)/scores/$(DEMO_NETS)/select); \
+	@set -e; best=$$($(BUILD)/kc-table --print-best $(DEMO_DIR)/scores/$(DEMO_NET)/select); \
 	  $(MAKE) --no-print-directory $(DEMO_ARGS) SETTING=$$( [ "$(SETTING)" = best ] && echo $$best || echo $(SETTING) ) \
 	    FIGURES=$(DEMO_DIR)/figures figures
 	@echo; echo "demo: $(DEMO_TABLES)/demo.md (VOC val at the chosen setting, DAVIS J&F), $(DEMO_TABLES)/demo-sweep.md (all settings on the selection split), overlays in $(DEMO_DIR)/shows/"
