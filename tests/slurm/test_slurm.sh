@@ -193,7 +193,7 @@ trap 'tests/slurm/cluster.sh stop "$C"' EXIT
 trap 'exit 143' INT TERM   # (timeout, ^C: still stop the daemons)
 echo "cluster: $nodes node(s): $(sinfo -h -N -o '%N %c %m' | paste -sd';')"
 t0=$SECONDS
-$M demo DEMO_DIR="$T/d1" DEMO_TABLES="$T/t1" >"$T/plain.log" 2>&1 || bad "plain make demo failed: $(tail -n 3 "$T/plain.log")"
+$M demo DEMO_DIR="$T/d1" DEMO_TABLES="$T/t1" DEMO_NETS=color >"$T/plain.log" 2>&1 || bad "plain make demo failed: $(tail -n 3 "$T/plain.log")"
 echo "plain make demo: $((SECONDS - t0)) s"
 R=(VOC="$T/d1/data/voc" DAVIS="$T/d1/data/davis" NETS=color SELECT_COUNT=16 SHARDS=4 OUT="$T/rs" SPLITS="$T/rs/splits"
    TABLES="$T/rs/tables" LEDGER="$T/rs/ledger.tsv")
@@ -233,16 +233,25 @@ echo "round 1: $((SECONDS - t0)) s"
 echo "--- make status after round 1 (without the done lines):"
 $M status OUT="$T/rs" > "$T/status1.txt"; grep -vE '^  \S+ +done ' "$T/status1.txt" | tail -n 12
 want=${cancelled#*_}
+# the task can finish between squeue seeing it RUNNING and scancel reaching it (a quiet machine
+# decodes a demo shard in well under a second): then there is nothing to resubmit, and the two
+# checks below are skipped with the reason instead of failing on the race
+raced=
+grep -q "^  decode-val#$want  *done " "$T/status1.txt" && raced=1
+if [ -n "$raced" ]; then skip "decode-val#$want finished before scancel reached it: cancel/resubmit not checked this run"; else
 grep -q "^  decode-val#$want  *cancelled .*/voc12-val/masks-t[^/]*.h5.shards/$want-of-4.h5$" "$T/status1.txt" \
   && grep -q "log: .*/round-1/logs/decode-val-$want.log" "$T/status1.txt" && ok \
   || bad "make status does not name the cancelled decode-val#$want with its log"
+fi
 # round 2: exactly the cancelled task is resubmitted (its step), then the merge and the final job
 t0=$SECONDS
 $M report SCHEDULER=slurm "${R[@]}" SLURM_INI=tests/slurm/test.ini >"$T/submit2.log" 2>&1 || bad "resubmit failed: $(tail -n 3 "$T/submit2.log")"
 cat "$T/submit2.log"
 steps=$(awk '{print $1}' "$T"/rs/slurm/round-2/tasks.tsv | paste -sd' ')
+if [ -n "$raced" ]; then skip "round 2 resubmission not checked: nothing was cancelled"; else
 [ "$steps" = "decode-val merge-val final" ] && grep -q "^decode-val 1 .*masks-@BEST@.h5.shards/$want-of-4.h5 " "$T/rs/slurm/round-2/tasks.tsv" && ok \
   || bad "round 2 resubmitted: $(cut -d' ' -f1-3 "$T/rs/slurm/round-2/tasks.tsv" | tr '\n' ';')"
+fi
 wait_idle 150 || bad "round 2 jobs still queued"
 echo "round 2: $((SECONDS - t0)) s"
 echo "--- make status after round 2:"; $M status OUT="$T/rs" | tail -n 3
