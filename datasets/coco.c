@@ -146,6 +146,9 @@ static int end_elem(coco_parse *p)
     return 1;
 }
 
+/* An image side from the JSON: sizes outside 0..1e9 (or NaN) are not sizes and count as not given (0). */
+static int coco_dim(double v) { return v >= 0 && v <= 1e9 ? (int)v : 0; }
+
 static int on_value_number(coco_parse *p, const char *s, size_t len)
 {
     if (p->in_bbox && p->depth == 4) {
@@ -168,8 +171,8 @@ static int on_value_number(coco_parse *p, const char *s, size_t len)
     int is_int = !strpbrk(buf, ".eE");
     if (p->section == SEC_IMAGES) {
         if (!strcmp(k, "id") && is_int) p->id = strtoll(buf, NULL, 10), p->has_id = 1;
-        else if (!strcmp(k, "width")) p->w = (int)strtod(buf, NULL);
-        else if (!strcmp(k, "height")) p->h = (int)strtod(buf, NULL);
+        else if (!strcmp(k, "width")) p->w = coco_dim(strtod(buf, NULL));
+        else if (!strcmp(k, "height")) p->h = coco_dim(strtod(buf, NULL));
     } else {
         if (!strcmp(k, "image_id") && is_int) p->image_id = strtoll(buf, NULL, 10), p->has_image_id = 1;
         else if (!strcmp(k, "iscrowd")) p->crowd = strtod(buf, NULL) == 1.0;
