@@ -214,9 +214,16 @@ slurm: nothing submitted: 2 request(s) above can never be met on this cluster (s
 t0=$SECONDS
 $M report SCHEDULER=slurm "${R[@]}" SLURM_INI=tests/slurm/test.ini >"$T/submit1.log" 2>&1 && ok || bad "submit failed: $(tail -n 3 "$T/submit1.log")"
 cat "$T/submit1.log"
-$M status OUT="$T/rs" > "$T/status0.txt"
-grep -qE "^                     waiting for the jobs it depends on to finish \(Slurm reason: Dependency, job [0-9]+_[0-9]+\)$" "$T/status0.txt" \
-  && ok || bad "make status right after submitting shows no task waiting for its dependency: $(head -n 5 "$T/status0.txt")"
+# Slurm gives a just-submitted job the reason "None" until its scheduler's first pass has looked
+# at the dependencies (a few seconds on a loaded machine): ask again until it has, for up to 30 s
+dep_re="^                     waiting for the jobs it depends on to finish \(Slurm reason: Dependency, job [0-9]+(_[0-9]+)?\)$"
+for _ in $(seq 60); do
+  $M status OUT="$T/rs" > "$T/status0.txt"
+  grep -qE "$dep_re" "$T/status0.txt" && break
+  sleep 0.5
+done
+grep -qE "$dep_re" "$T/status0.txt" \
+  && ok || bad "make status after submitting shows no task waiting for its dependency: $(grep -m 3 'Slurm reason' "$T/status0.txt" | tr -s ' ' | paste -sd';')"
 dv=$(awk '$2 == "decode-val" {print $4}' "$T/submit1.log")
 cancelled=
 for _ in $(seq 1500); do
