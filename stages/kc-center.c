@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "pipeline/cache.h"
+#include "pipeline/derive.h"
 #include "pipeline/kc.h"
 #include "pipeline/progress.h"
 #include "pipeline/shard.h"
@@ -64,23 +65,21 @@ int main(int argc, char **argv)
     const char *in = argv[1], *out = argv[2];
     openblas_set_num_threads(1);
     double t0 = kc_now();
-    cache_reader r;
-    if (cache_open(&r, in, CACHE_FORMAT_FEATURES) < 0 || shard_check_input(&shard, &r) < 0) kc_die();
-    const char *hash = cache_content_hash(&r);
-    char *d0k = kc_strfmt("/features/keys/%s", r.index.ids[0]), *d0t = kc_strfmt("/features/tokens/%s", r.index.ids[0]);
-    int has_keys = cache_has(&r, d0k), has_tokens = cache_has(&r, d0t);
-    char *d0a = kc_strfmt("/features/attn/%s", r.index.ids[0]);
-    const int has_attn = cache_has(&r, d0a);
+    derive_input din;
+    if (derive_open(&din, in, CACHE_FORMAT_FEATURES, &shard) < 0) kc_die();
+    cache_reader *const r = &din.r;
+    char *d0k = kc_strfmt("/features/keys/%s", r->index.ids[0]), *d0t = kc_strfmt("/features/tokens/%s", r->index.ids[0]);
+    int has_keys = cache_has(r, d0k), has_tokens = cache_has(r, d0t);
+    char *d0a = kc_strfmt("/features/attn/%s", r->index.ids[0]);
+    const int has_attn = cache_has(r, d0a);
     free(d0a);
     free(d0k);
     free(d0t);
     if (!has_keys) kc_die_msg("%s: no /features/keys (kc-center centres keys; was it extracted with --features tokens?)", in);
-    char full_ids[65], shard_s[32];
-    const int full_n = r.index.n;
-    shard_ids_hash((const char *const *)r.index.ids, r.index.n, full_ids);
-    shard_index(&shard, &r.index);
-    const int n = r.index.n;
-    const char *parts[] = {"kc-center", KC_VERSION, in, hash ? hash : "", has_tokens && has_attn ? "tokens,attn" : has_tokens ? "tokens" : has_attn ? "attn" : "",
+    char shard_s[32];
+    derive_slice(&din);
+    const int n = r->index.n;
+    const char *parts[] = {"kc-center", KC_VERSION, in, din.hash, has_tokens && has_attn ? "tokens,attn" : has_tokens ? "tokens" : has_attn ? "attn" : "",
                            shard_str(&shard, shard_s)};
     char fp[65];
     cache_fingerprint(fp, shard_active(&shard) ? 6 : 5, parts);
@@ -90,25 +89,22 @@ int main(int argc, char **argv)
     progress p;
     progress_init(&p, "center", n, "images");
     for (int b = 0; b < n_batches; b++) {
-        int i0 = b * BATCH, i1 = i0 + BATCH < n ? i0 + BATCH : n;
-        if (cache_writer_have(&w, b)) {
-            progress_skip(&p, i1 - i0);
-            continue;
-        }
+        int i0, i1;
+        if (!derive_batch_todo(&w, &p, b, BATCH, n, &i0, &i1)) continue;
         cache_piece *pc = cache_piece_new(&w, b);
         for (int i = i0; i < i1; i++) {
-            const char *id = r.index.ids[i];
+            const char *id = r->index.ids[i];
             char *dk = kc_strfmt("/features/keys/%s", id);
             float *keys;
             int n_tok, dim;
-            if (cache_read_f32(&r, dk, &keys, &n_tok, &dim) < 0) {
+            if (cache_read_f32(r, dk, &keys, &n_tok, &dim) < 0) {
                 cache_piece_abort(pc);
                 kc_die();
             }
-            if (n_tok != r.index.grid[2 * i] * r.index.grid[2 * i + 1]) {
+            if (n_tok != r->index.grid[2 * i] * r->index.grid[2 * i + 1]) {
                 cache_piece_abort(pc);
-                kc_die_msg("%s: %s has %d tokens but its grid is %dx%d", in, dk, n_tok, r.index.grid[2 * i],
-                           r.index.grid[2 * i + 1]);
+                kc_die_msg("%s: %s has %d tokens but its grid is %dx%d", in, dk, n_tok, r->index.grid[2 * i],
+                           r->index.grid[2 * i + 1]);
             }
             double *mean = kc_calloc((size_t)dim, sizeof *mean), norm = 0;
             for (int t = 0; t < n_tok; t++)
@@ -132,7 +128,7 @@ int main(int argc, char **argv)
                 char *dt = kc_strfmt("/features/tokens/%s", id);
                 float *tok;
                 int rows, cols;
-                if (cache_read_f32(&r, dt, &tok, &rows, &cols) < 0) {
+                if (cache_read_f32(r, dt, &tok, &rows, &cols) < 0) {
                     cache_piece_abort(pc);
                     kc_die();
                 }
@@ -146,7 +142,7 @@ int main(int argc, char **argv)
             }
             if (has_attn) { /* the class attention (kc-extract --features attn), unchanged */
                 char *da = kc_strfmt("/features/attn/%s", id);
-                if (cache_piece_copy(pc, &r, da) < 0) {
+                if (cache_piece_copy(pc, r, da) < 0) {
                     cache_piece_abort(pc);
                     kc_die();
                 }
@@ -158,17 +154,11 @@ int main(int argc, char **argv)
     }
     progress_end(&p);
     cache_prov prov = {0, NULL, NULL};
-    for (int k = 0; k < r.prov.n; k++)
-        if (!prov_is_reserved(r.prov.key[k]) && !shard_prov_key(r.prov.key[k])) prov_set(&prov, r.prov.key[k], r.prov.value[k]);
-    prov_set(&prov, "command", kc_cmdline());
+    derive_prov(&prov, &din);
     prov_set(&prov, "input", in);
-    prov_set(&prov, "input_content_hash", hash ? hash : "");
+    prov_set(&prov, "input_content_hash", din.hash);
     prov_set(&prov, "centered", "keys");
-    shard_prov(&shard, &prov, full_ids, full_n, BATCH, out);
-    if (cache_writer_finish(&w, &r.index, &prov) < 0) kc_die();
-    prov_free(&prov);
-    cache_writer_free(&w);
-    cache_close(&r);
+    if (derive_finish(&din, &w, &prov, BATCH, out) < 0) kc_die();
     char took[32];
     progress_fmt_time(kc_now() - t0, took, sizeof took);
     kc_info("wrote %s (%d images) in %s", out, n, took);

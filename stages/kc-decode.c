@@ -24,6 +24,7 @@
 #include "decoders/attn_mass.h"
 #include "decoders/grid.h"
 #include "pipeline/cache.h"
+#include "pipeline/derive.h"
 #include "pipeline/kc.h"
 #include "pipeline/progress.h"
 #include "pipeline/shard.h"
@@ -58,6 +59,37 @@ static void usage(int status)
     exit(status);
 }
 
+/* Opens the features cache, checks that it holds /features/<kind>, and takes the shard's slice. */
+static void open_features(derive_input *in, const char *features, const char *kind, const kc_shard *shard)
+{
+    if (derive_open(in, features, CACHE_FORMAT_FEATURES, shard) < 0) kc_die();
+    char *d0 = kc_strfmt("/features/%s/%s", kind, in->r.index.ids[0]);
+    if (!cache_has(&in->r, d0)) {
+        const char *held = cache_attr(&in->r, "feature_kinds");
+        if (!strcmp(kind, "attn"))
+            kc_die_msg("%s: no /features/attn (holds %s; extract the class attention with kc-extract --features attn)",
+                       features, held ? held : "other features");
+        kc_die_msg("%s: no /features/%s (choose --kind %s)", features, kind, strcmp(kind, "keys") ? "keys" : "tokens");
+    }
+    free(d0);
+    derive_slice(in);
+}
+
+/* The masks cache's provenance (the features cache's, then what this run adds) and the atomic
+ * finish: merges the pieces into out, frees w and closes the input. */
+static void finish_masks(derive_input *in, cache_writer *w, const char *features, const char *kind, int n_settings,
+                         const char *decoder, const char *out)
+{
+    cache_prov prov = {0, NULL, NULL};
+    derive_prov(&prov, in);
+    prov_set(&prov, "features", features);
+    prov_set(&prov, "features_content_hash", in->hash);
+    prov_set(&prov, "feature_kind", kind);
+    prov_setf(&prov, "settings", "%d", n_settings);
+    prov_set(&prov, "decoder", decoder);
+    if (derive_finish(in, w, &prov, BATCH, out) < 0) kc_die();
+}
+
 /* --kind attn: DINO's attention-mass masks of a class-attention cache, one (heads, h, w) stack per
  * image (decoders/attn_mass.h).  Everything is checked before anything is written. */
 static int decode_attn(const char *features, const char *kind, const char *setting, const char *grid_path,
@@ -76,20 +108,12 @@ static int decode_attn(const char *features, const char *kind, const char *setti
     if (attn_mass_parse(setting, &mass, id) < 0) kc_die();
     kc_shard shard = KC_SHARD_NONE;
     if (shard_arg && shard_parse(shard_arg, &shard) < 0) kc_die();
-    cache_reader r;
-    if (cache_open(&r, features, CACHE_FORMAT_FEATURES) < 0 || shard_check_input(&shard, &r) < 0) kc_die();
-    char *d0 = kc_strfmt("/features/attn/%s", r.index.ids[0]);
-    if (!cache_has(&r, d0))
-        kc_die_msg("%s: no /features/attn (holds %s; extract the class attention with kc-extract --features attn)",
-                   features, cache_attr(&r, "feature_kinds") ? cache_attr(&r, "feature_kinds") : "other features");
-    free(d0);
-    char full_ids[65], shard_s[32];
-    const int full_n = r.index.n;
-    shard_ids_hash((const char *const *)r.index.ids, r.index.n, full_ids);
-    shard_index(&shard, &r.index);
-    const int n = r.index.n;
-    const char *hash = cache_content_hash(&r);
-    const char *parts[] = {"kc-decode", KC_VERSION, features, hash ? hash : "", "attn", id, shard_str(&shard, shard_s)};
+    derive_input in;
+    open_features(&in, features, "attn", &shard);
+    cache_reader *const r = &in.r;
+    char shard_s[32];
+    const int n = r->index.n;
+    const char *parts[] = {"kc-decode", KC_VERSION, features, in.hash, "attn", id, shard_str(&shard, shard_s)};
     char fp[65];
     cache_fingerprint(fp, 6 + shard_active(&shard), parts);
     int n_batches = (n + BATCH - 1) / BATCH;
@@ -100,17 +124,14 @@ static int decode_attn(const char *features, const char *kind, const char *setti
     progress_init(&p, "decode", n, "images");
     long knife_total = 0;
     for (int b = 0; b < n_batches; b++) {
-        int i0 = b * BATCH, i1 = i0 + BATCH < n ? i0 + BATCH : n;
-        if (cache_writer_have(&w, b)) {
-            progress_skip(&p, i1 - i0);
-            continue;
-        }
+        int i0, i1;
+        if (!derive_batch_todo(&w, &p, b, BATCH, n, &i0, &i1)) continue;
         cache_piece *pc = cache_piece_new(&w, b);
         for (int i = i0; i < i1; i++) {
-            char *dset = kc_strfmt("/features/attn/%s", r.index.ids[i]);
+            char *dset = kc_strfmt("/features/attn/%s", r->index.ids[i]);
             float *attn = NULL;
-            int heads, G, gh = r.index.grid[2 * i], gw = r.index.grid[2 * i + 1];
-            if (cache_read_f32(&r, dset, &attn, &heads, &G) < 0) kc_die();
+            int heads, G, gh = r->index.grid[2 * i], gw = r->index.grid[2 * i + 1];
+            if (cache_read_f32(r, dset, &attn, &heads, &G) < 0) kc_die();
             if (G != gh * gw) kc_die_msg("%s: %s has %d patches per head but its grid is %dx%d", features, dset, G, gh, gw);
             for (size_t k = 0; k < (size_t)heads * G; k++)
                 if (attn[k] < 0) kc_die_msg("%s: %s holds a negative weight (%g): not attention", features, dset, attn[k]);
@@ -121,7 +142,7 @@ static int decode_attn(const char *features, const char *kind, const char *setti
                 kc_die();
             }
             knife_total += knife;
-            char *md = kc_strfmt("/masks/%s/%s", id, r.index.ids[i]);
+            char *md = kc_strfmt("/masks/%s/%s", id, r->index.ids[i]);
             int64_t dims[3] = {heads, gh, gw};
             float mf = (float)mass;
             if (cache_piece_put_u8(pc, md, masks, 3, dims) < 0 || cache_piece_attr_f32(pc, md, "mass", &mf, 1) < 0 ||
@@ -138,21 +159,10 @@ static int decode_attn(const char *features, const char *kind, const char *setti
         if (cache_piece_commit(pc) < 0) kc_die();
     }
     progress_end(&p);
-    cache_prov prov = {0, NULL, NULL};
-    for (int k = 0; k < r.prov.n; k++)
-        if (!prov_is_reserved(r.prov.key[k]) && !shard_prov_key(r.prov.key[k])) prov_set(&prov, r.prov.key[k], r.prov.value[k]);
-    prov_set(&prov, "command", kc_cmdline());
-    prov_set(&prov, "features", features);
-    prov_set(&prov, "features_content_hash", hash ? hash : "");
-    prov_set(&prov, "feature_kind", "attn");
-    prov_set(&prov, "settings", "1");
-    prov_set(&prov, "decoder", "attention mass (DINO visualize_attention.py --threshold): per head, ascending sort, "
-                               "keep cumulative share > 1 - m; masks are (heads, grid_h, grid_w) stacks");
-    shard_prov(&shard, &prov, full_ids, full_n, BATCH, out);
-    if (cache_writer_finish(&w, &r.index, &prov) < 0) kc_die();
-    prov_free(&prov);
-    cache_writer_free(&w);
-    cache_close(&r);
+    finish_masks(&in, &w, features, "attn", 1,
+                 "attention mass (DINO visualize_attention.py --threshold): per head, ascending sort, "
+                 "keep cumulative share > 1 - m; masks are (heads, grid_h, grid_w) stacks",
+                 out);
     char took[32];
     progress_fmt_time(kc_now() - t0, took, sizeof took);
     if (knife_total) kc_info("%ld head masks had a patch within %g of the mass threshold (knife edges)", knife_total, ATTN_KNIFE);
@@ -189,24 +199,18 @@ int main(int argc, char **argv)
     double t0 = kc_now();
     ncut_grid grid;
     if ((setting ? ncut_grid_single(&grid, setting) : ncut_grid_load(&grid, grid_path)) < 0) kc_die();
-    cache_reader r;
-    if (cache_open(&r, features, CACHE_FORMAT_FEATURES) < 0 || shard_check_input(&shard, &r) < 0) kc_die();
-    char *d0 = kc_strfmt("/features/%s/%s", kind, r.index.ids[0]);
-    if (!cache_has(&r, d0)) kc_die_msg("%s: no /features/%s (choose --kind %s)", features, kind, strcmp(kind, "keys") ? "keys" : "tokens");
-    free(d0);
-    char full_ids[65], shard_s[32];
-    const int full_n = r.index.n;
-    shard_ids_hash((const char *const *)r.index.ids, r.index.n, full_ids);
-    shard_index(&shard, &r.index);
-    const int n = r.index.n;
-    const char *hash = cache_content_hash(&r);
+    derive_input in;
+    open_features(&in, features, kind, &shard);
+    cache_reader *const r = &in.r;
+    char shard_s[32];
+    const int n = r->index.n;
     /* the fingerprint: everything the output depends on */
     int n_parts = 5 + grid.n + shard_active(&shard);
     const char **parts = kc_malloc((size_t)n_parts * sizeof *parts);
     parts[0] = "kc-decode";
     parts[1] = KC_VERSION;
     parts[2] = features;
-    parts[3] = hash ? hash : "";
+    parts[3] = in.hash;
     parts[4] = kind;
     for (int s = 0; s < grid.n; s++) parts[5 + s] = grid.set[s].id;
     if (shard_active(&shard)) parts[5 + grid.n] = shard_str(&shard, shard_s);
@@ -224,20 +228,17 @@ int main(int argc, char **argv)
     int rc_img[BATCH];
     char err[BATCH][1024];
     for (int b = 0; b < n_batches; b++) {
-        int i0 = b * BATCH, i1 = i0 + BATCH < n ? i0 + BATCH : n;
-        if (cache_writer_have(&w, b)) {
-            progress_skip(&p, i1 - i0);
-            continue;
-        }
+        int i0, i1;
+        if (!derive_batch_todo(&w, &p, b, BATCH, n, &i0, &i1)) continue;
         ncut_stats st[BATCH];
 #pragma omp parallel for schedule(dynamic, 1)
         for (int i = i0; i < i1; i++) {
             int k = i - i0;
             st[k] = (ncut_stats){0, 0, 0, 0};
-            char *dset = kc_strfmt("/features/%s/%s", kind, r.index.ids[i]);
+            char *dset = kc_strfmt("/features/%s/%s", kind, r->index.ids[i]);
             float *feats = NULL;
-            int n_tok, dim, gh = r.index.grid[2 * i], gw = r.index.grid[2 * i + 1];
-            rc_img[k] = cache_read_f32(&r, dset, &feats, &n_tok, &dim);
+            int n_tok, dim, gh = r->index.grid[2 * i], gw = r->index.grid[2 * i + 1];
+            rc_img[k] = cache_read_f32(r, dset, &feats, &n_tok, &dim);
             if (rc_img[k] == 0 && n_tok != gh * gw)
                 rc_img[k] = kc_fail("%s: %s has %d tokens but its grid is %dx%d", features, dset, n_tok, gh, gw);
             if (rc_img[k] == 0) {
@@ -259,8 +260,8 @@ int main(int argc, char **argv)
         for (int s = 0; s < grid.n; s++)
             for (int i = i0; i < i1; i++) {
                 ncut_result *rs = &res[(size_t)(i - i0) * grid.n + s];
-                char *dset = kc_strfmt("/masks/%s/%s", grid.set[s].id, r.index.ids[i]);
-                int64_t dims[2] = {r.index.grid[2 * i], r.index.grid[2 * i + 1]};
+                char *dset = kc_strfmt("/masks/%s/%s", grid.set[s].id, r->index.ids[i]);
+                int64_t dims[2] = {r->index.grid[2 * i], r->index.grid[2 * i + 1]};
                 if (cache_piece_put_u8(pc, dset, rs->labels, 2, dims) < 0 ||
                     cache_piece_attr_f32(pc, dset, "lambda2", rs->lambda2, rs->n_masks) < 0 ||
                     cache_piece_attr_f32(pc, dset, "eigengap", rs->eigengap, rs->n_masks) < 0 ||
@@ -283,20 +284,8 @@ int main(int argc, char **argv)
     }
     progress_end(&p);
     free(res);
-    cache_prov prov = {0, NULL, NULL};
-    for (int k = 0; k < r.prov.n; k++)
-        if (!prov_is_reserved(r.prov.key[k]) && !shard_prov_key(r.prov.key[k])) prov_set(&prov, r.prov.key[k], r.prov.value[k]);
-    prov_set(&prov, "command", kc_cmdline());
-    prov_set(&prov, "features", features);
-    prov_set(&prov, "features_content_hash", hash ? hash : "");
-    prov_set(&prov, "feature_kind", kind);
-    prov_setf(&prov, "settings", "%d", grid.n);
-    prov_set(&prov, "decoder", "normalized cut (DESIGN.md Decoders), eps 1e-5, degenerate below eigengap 1e-6");
-    shard_prov(&shard, &prov, full_ids, full_n, BATCH, out);
-    if (cache_writer_finish(&w, &r.index, &prov) < 0) kc_die();
-    prov_free(&prov);
-    cache_writer_free(&w);
-    cache_close(&r);
+    finish_masks(&in, &w, features, kind, grid.n,
+                 "normalized cut (DESIGN.md Decoders), eps 1e-5, degenerate below eigengap 1e-6", out);
     int n_settings = grid.n;
     ncut_grid_free(&grid);
     char took[32];

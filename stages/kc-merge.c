@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "pipeline/cache.h"
+#include "pipeline/derive.h"
 #include "pipeline/kc.h"
 #include "pipeline/progress.h"
 #include "pipeline/shard.h"
@@ -326,11 +327,8 @@ int main(int argc, char **argv)
     progress pr;
     progress_init(&pr, "merge", total, "images");
     for (int b = 0; b < n_batches; b++) {
-        int i0 = b * batch, i1 = i0 + batch < total ? i0 + batch : total;
-        if (cache_writer_have(&w, b)) {
-            progress_skip(&pr, i1 - i0);
-            continue;
-        }
+        int i0, i1;
+        if (!derive_batch_todo(&w, &pr, b, batch, total, &i0, &i1)) continue;
         cache_piece *pc = cache_piece_new(&w, b);
         for (int m = i0; m < i1; m++) {
             const cache_reader *r = by_index[owner[m]];
