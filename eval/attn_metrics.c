@@ -7,12 +7,6 @@
 
 #include "pipeline/kc.h"
 
-/* DESIGN.md's grid mapping: pixel x of n onto g cells. */
-static int cell_of(kc_policy p, int patch, int x, int n, int g)
-{
-    return p == POLICY_NATIVE16 ? x / patch : (int)(((2LL * x + 1) * g) / (2LL * n));
-}
-
 int attn_cells_init(attn_cells *c, const uint8_t *object, int h, int w, kc_policy p, int patch, int grid_h,
                     int grid_w)
 {
@@ -39,9 +33,9 @@ int attn_cells_init(attn_cells *c, const uint8_t *object, int h, int w, kc_polic
     c->nonvoid = kc_calloc(G, sizeof *c->nonvoid);
     c->fg = kc_calloc(G, sizeof *c->fg);
     int32_t *cx = kc_malloc((size_t)w * sizeof *cx);
-    for (int x = 0; x < w; x++) cx[x] = cell_of(p, patch, x, w, grid_w);
+    voc_axis_cells(p, patch, w, grid_w, cx);
     for (int y = 0; y < h; y++) {
-        const size_t row = (size_t)cell_of(p, patch, y, h, grid_h) * grid_w;
+        const size_t row = (size_t)voc_pixel_cell(p, patch, y, h, grid_h) * grid_w;
         for (int x = 0; x < w; x++) {
             uint8_t v = object[(size_t)y * w + x];
             if (v == 255) continue;
@@ -126,8 +120,8 @@ int attn_score_naive(const uint8_t *object, int h, int w, kc_policy p, int patch
                 for (int x = 0; x < w; x++) {
                     uint8_t o = object[(size_t)y * w + x];
                     if (o == 255) continue;
-                    int in_m = masks[hd * G + (size_t)cell_of(p, patch, y, h, grid_h) * grid_w +
-                                     (size_t)cell_of(p, patch, x, w, grid_w)] != 0;
+                    int in_m = masks[hd * G + (size_t)voc_pixel_cell(p, patch, y, h, grid_h) * grid_w +
+                                     (size_t)voc_pixel_cell(p, patch, x, w, grid_w)] != 0;
                     int in_o = v ? o == v : o != 0;
                     inter += in_m && in_o;
                     uni += in_m || in_o;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/voc_metrics.h"
 #include "pipeline/kc.h"
 
 int overlay_grid_to_pixels(const uint8_t *grid, int gh, int gw, kc_policy p, int patch, int W, int H,
@@ -16,11 +17,10 @@ int overlay_grid_to_pixels(const uint8_t *grid, int gh, int gw, kc_policy p, int
         if ((long long)gw * patch < W || (long long)gh * patch < H)
             return kc_fail("a %dx%d grid of %d-pixel patches does not cover a %dx%d image", gw, gh, patch, W, H);
     }
-    int *col = kc_malloc(sizeof(int) * W);
-    for (int x = 0; x < W; x++)
-        col[x] = p == POLICY_NATIVE16 ? x / patch : (int)(((2LL * x + 1) * gw) / (2LL * W));
+    int32_t *col = kc_malloc(sizeof(int32_t) * W);
+    voc_axis_cells(p, patch, W, gw, col);
     for (int y = 0; y < H; y++) {
-        int gy = p == POLICY_NATIVE16 ? y / patch : (int)(((2LL * y + 1) * gh) / (2LL * H));
+        int gy = voc_pixel_cell(p, patch, y, H, gh);
         const uint8_t *g = grid + (size_t)gy * gw;
         uint8_t *o = labels + (size_t)y * W;
         for (int x = 0; x < W; x++) o[x] = g[col[x]];

@@ -2,7 +2,7 @@
  *
  * Grid to pixels (DESIGN.md, "From the grid back to the image"): pixel (x, y) of a W x H image
  * takes grid cell ( ((2x + 1) gw) div (2W), ((2y + 1) gh) div (2H) ) under square480 / short480,
- * and ( x div p, y div p ) under native16 with patch p.
+ * and ( x div p, y div p ) under native16 with patch p (voc_pixel_cell, eval/voc_metrics.h).
  *
  * The picture: every label > 0 blended in its own colour (overlay_color) with opacity alpha, the
  * contour of every label (its pixels with a 4-neighbour of another label, thickened to about

@@ -54,11 +54,9 @@ int voc_check_grid(const char *what, kc_policy p, int patch, int w, int h, int g
     return 0;
 }
 
-/* Cell index of every column (or row) of the image: n pixels onto g cells. */
-static void axis_map(kc_policy p, int patch, int n, int g, int32_t *cell)
+void voc_axis_cells(kc_policy p, int patch, int n, int g, int32_t *cell)
 {
-    for (int x = 0; x < n; x++)
-        cell[x] = p == POLICY_NATIVE16 ? x / patch : (int32_t)(((2LL * x + 1) * g) / (2LL * n));
+    for (int x = 0; x < n; x++) cell[x] = voc_pixel_cell(p, patch, x, n, g);
 }
 
 int voc_cells_init(voc_cells *c, const uint8_t *object, int h, int w, const voc_box *boxes, int n_boxes,
@@ -77,8 +75,8 @@ int voc_cells_init(voc_cells *c, const uint8_t *object, int h, int w, const voc_
     c->bg = kc_calloc(nc, sizeof *c->bg);
     c->all = kc_calloc(nc, sizeof *c->all);
     int32_t *cx = kc_malloc((size_t)w * sizeof *cx), *cy = kc_malloc((size_t)h * sizeof *cy);
-    axis_map(p, patch, w, grid_w, cx);
-    axis_map(p, patch, h, grid_h, cy);
+    voc_axis_cells(p, patch, w, grid_w, cx);
+    voc_axis_cells(p, patch, h, grid_h, cy);
     int64_t total_fg = 0;
     for (int y = 0; y < h; y++) {
         const uint8_t *row = object + (size_t)y * w;
@@ -194,14 +192,7 @@ int voc_score_naive(const uint8_t *object, int h, int w, const voc_box *boxes, i
     int64_t inter = 0, uni = 0, area = 0;
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
-            int gx, gy;
-            if (p == POLICY_NATIVE16) {
-                gx = x / patch;
-                gy = y / patch;
-            } else {
-                gx = (int)(((2LL * x + 1) * grid_w) / (2LL * w));
-                gy = (int)(((2LL * y + 1) * grid_h) / (2LL * h));
-            }
+            int gx = voc_pixel_cell(p, patch, x, w, grid_w), gy = voc_pixel_cell(p, patch, y, h, grid_h);
             int pred = labels[(size_t)gy * grid_w + gx] > 0;
             uint8_t v = object[(size_t)y * w + x];
             area += pred;

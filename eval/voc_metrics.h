@@ -64,6 +64,14 @@ const char *voc_policy_name(kc_policy p);
  * native16: ceil(w / p), ceil(h / p). */
 void voc_expected_grid(kc_policy p, int patch, int w, int h, int *grid_h, int *grid_w);
 
+/* The grid mapping above along one axis: the cell of pixel x (0 <= x < n) on an axis of n pixels
+ * and g cells; voc_axis_cells fills cell[x] for every x. */
+static inline int voc_pixel_cell(kc_policy p, int patch, int x, int n, int g)
+{
+    return p == POLICY_NATIVE16 ? x / patch : (int)(((2LL * x + 1) * g) / (2LL * n));
+}
+void voc_axis_cells(kc_policy p, int patch, int n, int g, int32_t *cell);
+
 /* Checks that a (grid_h, grid_w) label map can be mapped back to a w x h image under policy p
  * (native16: the grid must be exactly ceil(size / patch)).  what names the input in the error. */
 int voc_check_grid(const char *what, kc_policy p, int patch, int w, int h, int grid_h, int grid_w);

@@ -273,9 +273,9 @@ static double mask_area(kc_policy p, int patch, int w, int h, const uint8_t *lab
                 }
     } else {
         for (int y = 0; y < h; y++) {
-            int cy = (int)(((2 * (int64_t)y + 1) * gh) / (2 * (int64_t)h));
+            int cy = voc_pixel_cell(p, patch, y, h, gh);
             for (int x = 0; x < w; x++)
-                if (lab[(size_t)cy * gw + (size_t)(((2 * (int64_t)x + 1) * gw) / (2 * (int64_t)w))]) px++;
+                if (lab[(size_t)cy * gw + (size_t)voc_pixel_cell(p, patch, x, w, gw)]) px++;
         }
     }
     return (double)px / ((double)w * h);

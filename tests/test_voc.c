@@ -263,6 +263,42 @@ static void hand_cases(void)
 
 static int write_file(const char *path, const char *text) { return kc_write_file_atomic(path, text, strlen(text)); }
 
+/* The grid mapping shared by the scores, the attention scores, the overlays and kc-score's area
+ * (voc_pixel_cell, voc_axis_cells): values worked out by hand from DESIGN.md's rule, then every
+ * pixel of a few axes against floor((x + 0.5) g / n) in doubles (exact here: small integers). */
+static void grid_mapping(void)
+{
+    static const struct {
+        kc_policy p;
+        int patch, x, n, g, cell;
+    } hand[] = {
+        {POLICY_SQUARE480, 16, 0, 500, 30, 0},   {POLICY_SQUARE480, 16, 16, 500, 30, 0}, /* 990 div 1000 */
+        {POLICY_SQUARE480, 16, 17, 500, 30, 1},  {POLICY_SQUARE480, 16, 250, 500, 30, 15},
+        {POLICY_SQUARE480, 16, 499, 500, 30, 29}, {POLICY_SHORT480, 16, 12, 375, 30, 1}, /* 750 div 750 */
+        {POLICY_SHORT480, 16, 11, 375, 30, 0},   {POLICY_SHORT480, 16, 374, 375, 30, 29},
+        {POLICY_SQUARE480, 16, 0, 4, 8, 1},      {POLICY_SQUARE480, 16, 3, 4, 8, 7}, /* more cells than pixels */
+        {POLICY_NATIVE16, 16, 15, 500, 32, 0},   {POLICY_NATIVE16, 16, 16, 500, 32, 1},
+        {POLICY_NATIVE16, 16, 499, 500, 32, 31}, {POLICY_NATIVE16, 8, 17, 20, 3, 2},
+    };
+    for (size_t k = 0; k < sizeof hand / sizeof *hand; k++) {
+        int got = voc_pixel_cell(hand[k].p, hand[k].patch, hand[k].x, hand[k].n, hand[k].g);
+        CHECK(got == hand[k].cell, "%s, pixel %d of %d onto %d cells: cell %d, expected %d", voc_policy_name(hand[k].p),
+              hand[k].x, hand[k].n, hand[k].g, got, hand[k].cell);
+    }
+    static const int axes[][2] = {{500, 30}, {375, 30}, {854, 52}, {7, 30}, {1, 1}, {333, 17}};
+    int bad = 0;
+    for (size_t a = 0; a < sizeof axes / sizeof *axes; a++) {
+        int n = axes[a][0], g = axes[a][1];
+        int32_t *cell = kc_malloc((size_t)n * sizeof *cell);
+        voc_axis_cells(POLICY_SQUARE480, 16, n, g, cell);
+        for (int x = 0; x < n; x++) bad += cell[x] != (int32_t)floor((x + 0.5) * g / n);
+        voc_axis_cells(POLICY_NATIVE16, 16, n, (n + 15) / 16, cell);
+        for (int x = 0; x < n; x++) bad += cell[x] != x / 16;
+        free(cell);
+    }
+    CHECK(bad == 0, "voc_axis_cells: %d pixels off the rule", bad);
+}
+
 static void bad_input(void)
 {
     const char *tmp = test_tmpdir("test_voc");
@@ -413,6 +449,7 @@ int main(void)
     parity();
     random_consistency();
     hand_cases();
+    grid_mapping();
     bad_input();
     splits_and_ledger();
     return test_done();
