@@ -59,6 +59,18 @@ void voc_axis_cells(kc_policy p, int patch, int n, int g, int32_t *cell)
     for (int x = 0; x < n; x++) cell[x] = voc_pixel_cell(p, patch, x, n, g);
 }
 
+/* A copy of the ground-truth boxes with xmin and ymin shifted by -1 (the CorLoc rule). */
+static voc_box *shifted_boxes(const voc_box *boxes, int n_boxes)
+{
+    voc_box *shifted = kc_malloc((size_t)(n_boxes > 0 ? n_boxes : 1) * sizeof *shifted);
+    for (int i = 0; i < n_boxes; i++) {
+        shifted[i] = boxes[i];
+        shifted[i].xmin -= 1;
+        shifted[i].ymin -= 1;
+    }
+    return shifted;
+}
+
 int voc_cells_init(voc_cells *c, const uint8_t *object, int h, int w, const voc_box *boxes, int n_boxes,
                    kc_policy p, int patch, int grid_h, int grid_w)
 {
@@ -99,12 +111,7 @@ int voc_cells_init(voc_cells *c, const uint8_t *object, int h, int w, const voc_
     free(cy);
     c->total_fg = total_fg;
     c->n_boxes = n_boxes;
-    c->boxes = kc_malloc((size_t)(n_boxes > 0 ? n_boxes : 1) * sizeof *c->boxes);
-    for (int i = 0; i < n_boxes; i++) {
-        c->boxes[i] = boxes[i];
-        c->boxes[i].xmin -= 1;
-        c->boxes[i].ymin -= 1;
-    }
+    c->boxes = shifted_boxes(boxes, n_boxes);
     return 0;
 }
 
@@ -203,12 +210,7 @@ int voc_score_naive(const uint8_t *object, int h, int w, const voc_box *boxes, i
         }
     out->jaccard = uni > 0 ? (double)inter / (double)uni : 1.0;
     out->area = (double)area / ((double)w * (double)h);
-    voc_box *shifted = kc_malloc((size_t)(n_boxes > 0 ? n_boxes : 1) * sizeof *shifted);
-    for (int i = 0; i < n_boxes; i++) {
-        shifted[i] = boxes[i];
-        shifted[i].xmin -= 1;
-        shifted[i].ymin -= 1;
-    }
+    voc_box *shifted = shifted_boxes(boxes, n_boxes);
     out->corloc = corloc_hit(p, patch, w, h, labels, grid_h, grid_w, shifted, n_boxes);
     free(shifted);
     return 0;
