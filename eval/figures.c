@@ -120,6 +120,44 @@ static void tex_escape(kc_buf *b, const char *s)
     }
 }
 
+/* The head every pgfplots file shares after its comments: the figure folder macro, the palette and
+ * the data table DIR/base.csv as \kcdata. */
+static void pgf_preamble(kc_buf *t, const char *base)
+{
+    kc_buf_printf(t, "\\providecommand{\\kcfigdir}{figures}\n");
+    pgf_colors(t);
+    kc_buf_printf(t, "\\pgfplotstableread[col sep=comma]{\\kcfigdir/%s.csv}\\kcdata\n", base);
+}
+
+/* A legend sample at (lx, ly): an 18 pt line in the style's colour and dash, its marker in the middle. */
+static void legend_sample(cairo_t *cr, double lx, double ly, const plot_style *s)
+{
+    cairo_save(cr);
+    cairo_set_source_rgb(cr, s->rgb[0], s->rgb[1], s->rgb[2]);
+    cairo_set_line_width(cr, 1.1);
+    plot_set_dash(cr, s->dash, 1.1);
+    cairo_move_to(cr, lx, ly);
+    cairo_line_to(cr, lx + 18, ly);
+    cairo_stroke(cr);
+    cairo_restore(cr);
+    plot_marker(cr, lx + 9, ly, s->marker, 2.0, s->rgb, 1);
+}
+
+/* Writes a figure's three products: DIR/base.csv, DIR/base.tex, then the pictures (plot_write:
+ * PDF, SVG, PNG of w x h points drawn by draw(ctx)); frees both buffers. */
+static int write_figure(const char *dir, const char *base, kc_buf *csv, kc_buf *tex, double w, double h,
+                        plot_draw_fn draw, void *ctx)
+{
+    int rc = 0;
+    if (write_text(dir, base, "csv", csv) < 0 || write_text(dir, base, "tex", tex) < 0) rc = -1;
+    char *pbase = kc_strfmt("%s/%s", dir, base);
+    if (rc == 0) rc = plot_write(pbase, w, h, 150, draw, ctx);
+    free(pbase);
+    free(csv->s);
+    free(tex->s);
+    return rc;
+}
+
 /* ---- the sweep ------------------------------------------------------------------------------ */
 
 typedef struct sweep_ctx {
@@ -161,15 +199,7 @@ static void draw_sweep(cairo_t *cr, void *vctx)
     for (int n = 0; n < FIG_NS; n++) {
         plot_style s;
         plot_style_of(n, &s);
-        cairo_save(cr);
-        cairo_set_source_rgb(cr, s.rgb[0], s.rgb[1], s.rgb[2]);
-        cairo_set_line_width(cr, 1.1);
-        plot_set_dash(cr, s.dash, 1.1);
-        cairo_move_to(cr, lx, ly);
-        cairo_line_to(cr, lx + 18, ly);
-        cairo_stroke(cr);
-        cairo_restore(cr);
-        plot_marker(cr, lx + 9, ly, s.marker, 2.0, s.rgb, 1);
+        legend_sample(cr, lx, ly, &s);
         char lab[32];
         snprintf(lab, sizeof lab, "N = %d mask%s", n + 1, n ? "s" : "");
         plot_text(cr, lx + 22, ly, 7, 0, 0.5, 0, 0, lab);
@@ -267,9 +297,7 @@ int fig_sweep_write(const char *dir, const char *base, const fig_sweep *f)
     kc_buf_printf(&t, "%s of the decoder settings on the selection split (%s)\n", f->metric, f->title);
     kc_buf_printf(&t, "%% data: %s.csv; needs \\usepackage{pgfplots}, \\usepgfplotslibrary{groupplots}\n", base);
     kc_buf_printf(&t, "%% rows: foreground rule; columns: edges, split; x: tau; one line per N; y in %%\n");
-    kc_buf_printf(&t, "\\providecommand{\\kcfigdir}{figures}\n");
-    pgf_colors(&t);
-    kc_buf_printf(&t, "\\pgfplotstableread[col sep=comma]{\\kcfigdir/%s.csv}\\kcdata\n", base);
+    pgf_preamble(&t, base);
     kc_buf_printf(&t, "\\begin{tikzpicture}\n\\begin{groupplot}[group style={group size=4 by 3, horizontal sep=4pt,\n"
                       "  vertical sep=4pt, xticklabels at=edge bottom, yticklabels at=edge left},\n"
                       "  scale only axis, width=0.19\\linewidth, height=0.13\\linewidth, ymin=%g, ymax=%g,\n"
@@ -317,14 +345,7 @@ int fig_sweep_write(const char *dir, const char *base, const fig_sweep *f)
                       "\\quad\\tikz\\pgfuseplotmark{square}; MaskCut};\n");
     kc_buf_printf(&t, "\\end{tikzpicture}\n");
 
-    int rc = 0;
-    if (write_text(dir, base, "csv", &csv) < 0 || write_text(dir, base, "tex", &t) < 0) rc = -1;
-    char *pbase = kc_strfmt("%s/%s", dir, base);
-    if (rc == 0) rc = plot_write(pbase, SW_W, SW_H, 150, draw_sweep, &c);
-    free(pbase);
-    free(csv.s);
-    free(t.s);
-    return rc;
+    return write_figure(dir, base, &csv, &t, SW_W, SW_H, draw_sweep, &c);
 }
 
 /* ---- the checkpoint curves ------------------------------------------------------------------ */
@@ -365,15 +386,7 @@ static void draw_curves(cairo_t *cr, void *vctx)
     for (int r = 0; r < c->n_runs; r++) {
         plot_style s;
         plot_style_of(r, &s);
-        cairo_save(cr);
-        cairo_set_source_rgb(cr, s.rgb[0], s.rgb[1], s.rgb[2]);
-        cairo_set_line_width(cr, 1.1);
-        plot_set_dash(cr, s.dash, 1.1);
-        cairo_move_to(cr, lx, ly);
-        cairo_line_to(cr, lx + 18, ly);
-        cairo_stroke(cr);
-        cairo_restore(cr);
-        plot_marker(cr, lx + 9, ly, s.marker, 2.0, s.rgb, 1);
+        legend_sample(cr, lx, ly, &s);
         plot_text(cr, lx + 22, ly, 7, 0, 0.5, 0, 0, c->runs[r]);
         cairo_text_extents_t te;
         cairo_set_font_size(cr, 7);
@@ -514,9 +527,7 @@ int fig_curves_write(const char *dir, const char *base, const fig_curves *f)
     kc_buf_printf(&t, "%% data: %s.csv; needs \\usepackage{pgfplots}, \\usepgfplotslibrary{groupplots}\n", base);
     kc_buf_printf(&t, "%% runs are rows %s of the CSV; baselines (no run) and published numbers are horizontal lines\n",
                   "grouped by run");
-    kc_buf_printf(&t, "\\providecommand{\\kcfigdir}{figures}\n");
-    pgf_colors(&t);
-    kc_buf_printf(&t, "\\pgfplotstableread[col sep=comma]{\\kcfigdir/%s.csv}\\kcdata\n", base);
+    pgf_preamble(&t, base);
     kc_buf_printf(&t, "\\begin{tikzpicture}\n\\begin{groupplot}[group style={group size=%d by 1, horizontal sep=30pt},\n"
                       "  scale only axis, width=%.2f\\linewidth, height=0.22\\linewidth, xmin=%g, xmax=%g,\n"
                       "  tick label style={font=\\tiny}, title style={font=\\scriptsize}, label style={font=\\scriptsize},\n"
@@ -568,13 +579,7 @@ int fig_curves_write(const char *dir, const char *base, const fig_curves *f)
                           "{\\pgfplotslegendfromname{kccurveslegend}};\n");
     kc_buf_printf(&t, "\\end{tikzpicture}\n");
 
-    int rc = 0;
-    if (write_text(dir, base, "csv", &csv) < 0 || write_text(dir, base, "tex", &t) < 0) rc = -1;
-    char *pbase = kc_strfmt("%s/%s", dir, base);
-    if (rc == 0) rc = plot_write(pbase, CV_W, CV_H, 150, draw_curves, &c);
-    free(pbase);
-    free(csv.s);
-    free(t.s);
+    int rc = write_figure(dir, base, &csv, &t, CV_W, CV_H, draw_curves, &c);
     free(c.order);
     free(c.runs);
     free(c.run_start);
@@ -679,16 +684,10 @@ int fig_grid_write(const char *dir, const char *base, const fig_grid *g)
     kc_buf_printf(&t, "%% cells: %s.csv; needs \\usepackage{graphicx}\n", base);
     kc_buf_printf(&t, "\\providecommand{\\kcfigdir}{figures}\n");
     kc_buf_printf(&t, "\\includegraphics[width=\\linewidth]{\\kcfigdir/%s.pdf}\n", base);
-    int rc = 0;
-    if (write_text(dir, base, "csv", &csv) < 0 || write_text(dir, base, "tex", &t) < 0) rc = -1;
-    char *pbase = kc_strfmt("%s/%s", dir, base);
-    if (rc == 0) rc = plot_write(pbase, GR_W, c.height, 150, draw_grid, &c);
-    free(pbase);
+    int rc = write_figure(dir, base, &csv, &t, GR_W, c.height, draw_grid, &c);
     for (int i = 0; i < g->n_rows * g->n_cols; i++)
         if (c.cells[i]) cairo_surface_destroy(c.cells[i]);
     free(c.cells);
     free(c.row_h);
-    free(csv.s);
-    free(t.s);
     return rc;
 }
