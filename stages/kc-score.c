@@ -135,12 +135,75 @@ typedef struct setting_result {
     kc_buf heads, columns; /* attention settings only: DIR/<setting>.heads.csv, .columns.txt */
 } setting_result;
 
+/* The error a parallel loop over n images reports: that of the lowest-numbered image that failed,
+ * the one a serial loop would have stopped at.  first_error_note(&e, i) from the failing thread,
+ * right after the failed call (kc_error() is per thread); first_error_raise after the loop. */
+typedef struct first_error {
+    int i, n;
+    char msg[2048];
+} first_error;
+
+static void first_error_init(first_error *e, int n)
+{
+    e->i = e->n = n;
+    e->msg[0] = 0;
+}
+
+static void first_error_note(first_error *e, int i)
+{
+#pragma omp critical(score_err)
+    if (i < e->i) {
+        e->i = i;
+        snprintf(e->msg, sizeof e->msg, "%s", kc_error());
+    }
+}
+
+/* 0 when no image failed; else -1 with the first image's error set. */
+static int first_error_raise(const first_error *e)
+{
+    if (e->i >= e->n) return 0;
+    kc_set_error(e->msg);
+    return -1;
+}
+
+/* One label map of a masks cache, /masks/<setting>/<id>, with its attributes: lambda2 and eigengap
+ * of round 1 (NaN when absent), degenerate, and knife_edge (-1 for a cache written before the
+ * knife-edge flag existed).  k: the image's row in the cache index, whose grid the map must have. */
+typedef struct mask_read {
+    uint8_t *labels; /* (rows, cols) */
+    int rows, cols;
+    float lambda2, eigengap;
+    int32_t degenerate, knife;
+} mask_read;
+
+static int read_mask(const cache_reader *r, const char *setting, const char *id, int k, mask_read *m)
+{
+    char *d = kc_strfmt("/masks/%s/%s", setting, id);
+    float v[64];
+    m->labels = NULL;
+    m->lambda2 = m->eigengap = NAN;
+    m->degenerate = 0;
+    m->knife = -1;
+    int rc = cache_read_u8(r, d, &m->labels, &m->rows, &m->cols);
+    if (rc == 0 && (m->rows != r->index.grid[2 * k] || m->cols != r->index.grid[2 * k + 1]))
+        rc = kc_fail("%s: %s is %dx%d, /index/grid says %dx%d", r->path, d, m->cols, m->rows, r->index.grid[2 * k + 1],
+                     r->index.grid[2 * k]);
+    if (rc == 0) rc = cache_read_attr_f32(r, d, "lambda2", v, 64);
+    if (rc > 0) m->lambda2 = v[0];
+    if (rc >= 0) rc = cache_read_attr_f32(r, d, "eigengap", v, 64);
+    if (rc > 0) m->eigengap = v[0];
+    if (rc >= 0) rc = cache_read_attr_i32(r, d, "degenerate", &m->degenerate);
+    if (rc >= 0 && cache_has_attr(r, d, "knife_edge")) rc = cache_read_attr_i32(r, d, "knife_edge", &m->knife);
+    free(d);
+    return rc < 0 ? -1 : 0;
+}
+
 /* Ground truth of every image as attn_metrics cells (loaded once, for the attention settings). */
 static int load_attn_cells(const cache_reader *r, const char *voc, char **ids, int n, const int *cix,
                            kc_policy policy, int patch, attn_cells *cells)
 {
-    int first_bad = n;
-    char bad_msg[2048] = "";
+    first_error bad;
+    first_error_init(&bad, n);
 #pragma omp parallel for schedule(dynamic, 4)
     for (int i = 0; i < n; i++) {
         voc_gt g;
@@ -151,19 +214,9 @@ static int load_attn_cells(const cache_reader *r, const char *voc, char **ids, i
             if (rc < 0) kc_fail_prefix("%s: image %s", r->path, ids[i]);
             voc_gt_free(&g);
         }
-        if (rc < 0) {
-#pragma omp critical(score_attn_err)
-            if (i < first_bad) {
-                first_bad = i;
-                snprintf(bad_msg, sizeof bad_msg, "%s", kc_error());
-            }
-        }
+        if (rc < 0) first_error_note(&bad, i);
     }
-    if (first_bad < n) {
-        kc_set_error(bad_msg);
-        return -1;
-    }
-    return 0;
+    return first_error_raise(&bad);
 }
 
 /* One attention-mass setting: DINO's best-head Jaccard per image (mean over its objects), the
@@ -250,6 +303,28 @@ static int score_attn(const cache_reader *r, const char *voc, char **ids, int n,
     return rc;
 }
 
+/* The end of a scoring run, after the per-setting CSVs: the summary at sp, DIR/network when the
+ * network is known, and only then the ledger line (a run that fails appends nothing). */
+static int write_summary(const char *sp, const kc_buf *summary, const char *out, const char *network, const char *split,
+                         const char split_hash[65], int n_settings, const char *ledger)
+{
+    if (kc_write_file_atomic(sp, summary->s, summary->n) < 0) return -1;
+    if (network) {
+        char *np = kc_strfmt("%s/network", out), *nl = kc_strfmt("%s\n", network);
+        if (kc_write_file_atomic(np, nl, strlen(nl)) < 0) return -1;
+        free(np);
+        free(nl);
+    }
+    ledger_entry le;
+    memset(&le, 0, sizeof le);
+    le.split = (char *)split;
+    memcpy(le.split_sha256, split_hash, 65);
+    le.networks = (char *)(network ? network : "-");
+    le.n_settings = n_settings;
+    sha256_buf_hex(summary->s, summary->n, le.summary_sha256);
+    return ledger_append(ledger, &le);
+}
+
 /* ---- box-only CorLoc, the LOST / TokenCut protocol (eval/corloc.h, docs/corloc.md) ---------- */
 typedef struct box_gt {
     int n;
@@ -306,8 +381,8 @@ static int score_boxes(const char *masks, const char *voc, const char *coco, con
         if (split_read(split, &ids, &n) < 0) return -1;
         gt = kc_calloc((size_t)n, sizeof *gt);
         voc_init();
-        int first_bad = n;
-        char bad_msg[2048] = "";
+        first_error bad;
+        first_error_init(&bad, n);
 #pragma omp parallel for schedule(dynamic, 8)
         for (int i = 0; i < n; i++) {
             char *xml = kc_strfmt("%s/Annotations/%s.xml", voc, ids[i]);
@@ -330,15 +405,11 @@ static int score_boxes(const char *masks, const char *voc, const char *coco, con
                 free(hard);
                 gt[i] = (box_gt){k, b, w, h, no_hard && k == 0};
             } else {
-#pragma omp critical(score_err)
-                if (i < first_bad) {
-                    first_bad = i;
-                    snprintf(bad_msg, sizeof bad_msg, "%s", kc_error());
-                }
+                first_error_note(&bad, i);
             }
             free(xml);
         }
-        if (first_bad < n) return kc_fail("%s", bad_msg);
+        if (first_error_raise(&bad) < 0) return -1;
     }
     char split_hash[65];
     if (sha256_file(split, split_hash) < 0) return -1;
@@ -373,36 +444,21 @@ static int score_boxes(const char *masks, const char *voc, const char *coco, con
         kc_buf_printf(&o->csv, "id,setting,jaccard,corloc,area,lambda2,eigengap,degenerate,knife_edge\n");
         double hits = 0;
         for (int i = 0; i < n; i++) {
-            char *d = kc_strfmt("/masks/%s/%s", settings[s], ids[i]);
-            int rows, cols, k = cix[i];
-            uint8_t *lab;
-            float v[64];
-            int32_t deg = 0;
-            int rc = cache_read_u8(&r, d, &lab, &rows, &cols);
-            if (rc == 0 && (rows != r.index.grid[2 * k] || cols != r.index.grid[2 * k + 1]))
-                rc = kc_fail("%s: %s is %dx%d, /index/grid says %dx%d", masks, d, cols, rows, r.index.grid[2 * k + 1],
-                             r.index.grid[2 * k]);
-            float l2 = NAN, gap = NAN;
-            if (rc == 0) rc = cache_read_attr_f32(&r, d, "lambda2", v, 64);
-            if (rc > 0) l2 = v[0];
-            if (rc >= 0) rc = cache_read_attr_f32(&r, d, "eigengap", v, 64);
-            if (rc > 0) gap = v[0];
-            if (rc >= 0) rc = cache_read_attr_i32(&r, d, "degenerate", &deg);
-            int32_t knife = -1; /* empty when the cache predates the knife-edge flag */
-            if (rc >= 0 && cache_has_attr(&r, d, "knife_edge")) rc = cache_read_attr_i32(&r, d, "knife_edge", &knife);
-            free(d);
-            if (rc < 0) return -1;
+            int k = cix[i];
+            mask_read m;
+            if (read_mask(&r, settings[s], ids[i], k, &m) < 0) return -1;
             if (!gt[i].skip) {
                 int h = r.index.size[2 * k], w = r.index.size[2 * k + 1];
                 double box[4];
-                int hit = voc_mask_box(policy, patch, w, h, lab, rows, cols, box) && corloc_hit(box, gt[i].boxes, gt[i].n);
+                int hit = voc_mask_box(policy, patch, w, h, m.labels, m.rows, m.cols, box) && corloc_hit(box, gt[i].boxes, gt[i].n);
                 kc_buf_printf(&o->csv, "%s,%s,,%d,%.9g,%.9g,%.9g,%d,", ids[i], settings[s], hit,
-                              mask_area(policy, patch, w, h, lab, rows, cols), (double)l2, (double)gap, (int)deg);
-                if (knife >= 0) kc_buf_printf(&o->csv, "%d", (int)knife);
+                              mask_area(policy, patch, w, h, m.labels, m.rows, m.cols), (double)m.lambda2,
+                              (double)m.eigengap, (int)m.degenerate);
+                if (m.knife >= 0) kc_buf_printf(&o->csv, "%d", (int)m.knife); /* empty: the cache predates the flag */
                 kc_buf_printf(&o->csv, "\n");
                 hits += hit;
             }
-            free(lab);
+            free(m.labels);
         }
         o->corloc = hits / n_used;
         progress_add(&pg, n);
@@ -418,21 +474,7 @@ static int score_boxes(const char *masks, const char *voc, const char *coco, con
         kc_buf_printf(&summary, "%s,%d,,%.9g\n", res[s].name, n_used, res[s].corloc);
     }
     char *sp = kc_strfmt("%s/summary.csv", out);
-    if (kc_write_file_atomic(sp, summary.s, summary.n) < 0) return -1;
-    if (network) {
-        char *np = kc_strfmt("%s/network", out), *nl = kc_strfmt("%s\n", network);
-        if (kc_write_file_atomic(np, nl, strlen(nl)) < 0) return -1;
-        free(np);
-        free(nl);
-    }
-    ledger_entry le;
-    memset(&le, 0, sizeof le);
-    le.split = (char *)split;
-    memcpy(le.split_sha256, split_hash, 65);
-    le.networks = (char *)(network ? network : "-");
-    le.n_settings = n_settings;
-    sha256_buf_hex(summary.s, summary.n, le.summary_sha256);
-    if (ledger_append(ledger, &le) < 0) return -1;
+    if (write_summary(sp, &summary, out, network, split, split_hash, n_settings, ledger) < 0) return -1;
     char tbuf[32];
     progress_fmt_time(kc_now() - t0, tbuf, sizeof tbuf);
     kc_info("boxes only: %d settings x %d images -> %s (CorLoc %.4f at %s) in %s", n_settings, n_used, sp,
@@ -526,8 +568,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++) cix[i] = cache_index_find(&r.index, ids[i]);
     progress pg;
     progress_init(&pg, "ground truth", n, "images");
-    int first_bad = n;
-    char bad_msg[2048] = "";
+    first_error bad;
+    first_error_init(&bad, n);
 #pragma omp parallel for schedule(dynamic, 4)
     for (int i = 0; i < n; i++) {
         voc_gt g;
@@ -544,26 +586,15 @@ int main(int argc, char **argv)
             voc_gt_free(&g);
         }
         gt[i].ok = rc == 0;
-        if (rc < 0) {
-#pragma omp critical(score_err)
-            if (i < first_bad) {
-                first_bad = i;
-                snprintf(bad_msg, sizeof bad_msg, "%s", kc_error());
-            }
-        }
+        if (rc < 0) first_error_note(&bad, i);
         progress_add(&pg, 1);
     }
     progress_end(&pg);
-    if (first_bad < n) {
-        kc_set_error(bad_msg);
-        kc_die();
-    }
+    if (first_error_raise(&bad) < 0) kc_die();
 
     /* every setting */
     setting_result *res = kc_calloc((size_t)n_settings, sizeof *res);
-    uint8_t **lab = kc_calloc((size_t)n, sizeof *lab);
-    float *l2 = kc_malloc((size_t)n * sizeof *l2), *gap = kc_malloc((size_t)n * sizeof *gap);
-    int32_t *deg = kc_malloc((size_t)n * sizeof *deg), *knife = kc_malloc((size_t)n * sizeof *knife);
+    mask_read *mr = kc_calloc((size_t)n, sizeof *mr);
     voc_score *sc = kc_malloc((size_t)n * sizeof *sc);
     progress_init(&pg, "score", (long)n_settings * n, "masks");
     attn_cells *acells = NULL;
@@ -574,40 +605,24 @@ int main(int argc, char **argv)
             progress_add(&pg, n);
             continue;
         }
-        for (int i = 0; i < n; i++) {
-            char *d = kc_strfmt("/masks/%s/%s", settings[s], ids[i]);
-            int rows, cols, k = cix[i];
-            float v[64];
-            int rc = cache_read_u8(&r, d, &lab[i], &rows, &cols);
-            if (rc == 0 && (rows != r.index.grid[2 * k] || cols != r.index.grid[2 * k + 1]))
-                rc = kc_fail("%s: %s is %dx%d, /index/grid says %dx%d", masks, d, cols, rows, r.index.grid[2 * k + 1],
-                             r.index.grid[2 * k]);
-            if (rc == 0) rc = cache_read_attr_f32(&r, d, "lambda2", v, 64);
-            l2[i] = rc > 0 ? v[0] : NAN;
-            if (rc >= 0) rc = cache_read_attr_f32(&r, d, "eigengap", v, 64);
-            gap[i] = rc > 0 ? v[0] : NAN;
-            if (rc >= 0) rc = cache_read_attr_i32(&r, d, "degenerate", &deg[i]);
-            knife[i] = -1;
-            if (rc >= 0 && cache_has_attr(&r, d, "knife_edge")) rc = cache_read_attr_i32(&r, d, "knife_edge", &knife[i]);
-            free(d);
-            if (rc < 0) kc_die();
-        }
+        for (int i = 0; i < n; i++)
+            if (read_mask(&r, settings[s], ids[i], cix[i], &mr[i]) < 0) kc_die();
         /* about a microsecond per mask: serial (a parallel region per setting costs more on a busy
          * machine than the work; the HDF5 reads above dominate anyway) */
-        for (int i = 0; i < n; i++) voc_score_mask(&gt[i].cells, lab[i], &sc[i]);
+        for (int i = 0; i < n; i++) voc_score_mask(&gt[i].cells, mr[i].labels, &sc[i]);
         setting_result *o = &res[s];
         o->name = settings[s];
         kc_buf_printf(&o->csv, "id,setting,jaccard,corloc,area,lambda2,eigengap,degenerate,knife_edge\n");
         double sj = 0, sl = 0;
         for (int i = 0; i < n; i++) {
             kc_buf_printf(&o->csv, "%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%d,", ids[i], settings[s], sc[i].jaccard,
-                      sc[i].corloc, sc[i].area, (double)l2[i], (double)gap[i], (int)deg[i]);
-            if (knife[i] >= 0) kc_buf_printf(&o->csv, "%d", (int)knife[i]);
+                      sc[i].corloc, sc[i].area, (double)mr[i].lambda2, (double)mr[i].eigengap, (int)mr[i].degenerate);
+            if (mr[i].knife >= 0) kc_buf_printf(&o->csv, "%d", (int)mr[i].knife);
             kc_buf_printf(&o->csv, "\n");
             sj += sc[i].jaccard;
             sl += sc[i].corloc;
-            free(lab[i]);
-            lab[i] = NULL;
+            free(mr[i].labels);
+            mr[i].labels = NULL;
         }
         o->jaccard = sj / n;
         o->corloc = sl / n;
@@ -637,21 +652,7 @@ int main(int argc, char **argv)
         }
     }
     char *sp = kc_strfmt("%s/summary.csv", out);
-    if (kc_write_file_atomic(sp, summary.s, summary.n) < 0) kc_die();
-    if (network) {
-        char *np = kc_strfmt("%s/network", out), *nl = kc_strfmt("%s\n", network);
-        if (kc_write_file_atomic(np, nl, strlen(nl)) < 0) kc_die();
-        free(np);
-        free(nl);
-    }
-    ledger_entry le;
-    memset(&le, 0, sizeof le);
-    le.split = (char *)split;
-    memcpy(le.split_sha256, split_hash, 65);
-    le.networks = (char *)(network ? network : "-");
-    le.n_settings = n_settings;
-    sha256_buf_hex(summary.s, summary.n, le.summary_sha256);
-    if (ledger_append(ledger, &le) < 0) kc_die();
+    if (write_summary(sp, &summary, out, network, split, split_hash, n_settings, ledger) < 0) kc_die();
 
     int best = 0;
     for (int s = 1; s < n_settings; s++)
@@ -676,11 +677,7 @@ int main(int argc, char **argv)
     free(acells);
     free(gt);
     free(cix);
-    free(lab);
-    free(l2);
-    free(gap);
-    free(deg);
-    free(knife);
+    free(mr);
     free(sc);
     cache_close(&r);
     split_free(ids, n);
