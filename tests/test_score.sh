@@ -62,6 +62,13 @@ printf 't_000001\nt_000002\nt_000003\nt_000009\n' >$T/nine.txt
 cp $D/SegmentationObject/t_000004.png $T/voc/SegmentationObject/
 expect_fail "id in the split without files" "(t_000009' has no files|t_000009' is not in the cache)" \
   $S --masks $D/masks_other.h5 --voc $T/voc --split $T/nine.txt --out $T/c --ledger $L
+# two images fail: the error named is that of the first in the split, in the Jaccard and in the
+# box-only path alike (both collect the errors of their parallel loop the same way)
+rm $T/voc/Annotations/t_000002.xml $T/voc/Annotations/t_000004.xml
+for mode in "" --boxes-only; do
+  expect_fail "two missing XML (${mode:-Jaccard}): the first one named" "voc/Annotations/t_000002.xml: annotation file missing" \
+    env OMP_NUM_THREADS=2 $S $mode --masks $D/masks.h5 --voc $T/voc --split $SPLIT --out $T/c --ledger $L
+done
 expect_fail "not a masks cache (timeout: no hang)" "not a keycut cache|not an HDF5 file" \
   timeout 20 $S --masks $SPLIT --voc $D --split $SPLIT --out $T/c --ledger $L
 [ "$(wc -l <$L)" -eq 3 ] && ok || bad "failed runs appended to the ledger: $(wc -l <$L) lines"
