@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <yajl/yajl_parse.h>
 
+#include "datasets/dataset.h"
 #include "pipeline/kc.h"
 #include "pipeline/sha256.h"
 
@@ -403,25 +404,9 @@ void coco_gt_free(coco_gt *g)
 
 static int read_list(const char *list, char ***lines, int *n_out)
 {
-    uint8_t *data;
-    size_t size;
-    KC_TRY(kc_read_file(list, &data, &size));
-    if (memchr(data, 0, size)) {
-        free(data);
-        return kc_fail("%s: not a text file", list);
-    }
-    int n = 0, cap = 64;
-    char **l = kc_malloc((size_t)cap * sizeof *l);
-    char *save = NULL;
-    for (char *s = strtok_r((char *)data, "\r\n", &save); s; s = strtok_r(NULL, "\r\n", &save)) {
-        while (*s && isspace((unsigned char)*s)) s++;
-        char *e = s + strlen(s);
-        while (e > s && isspace((unsigned char)e[-1])) *--e = 0;
-        if (!*s || *s == '#') continue;
-        if (n == cap) l = kc_realloc(l, (size_t)(cap *= 2) * sizeof *l);
-        l[n++] = kc_strdup(s);
-    }
-    free(data);
+    char **l;
+    int n;
+    KC_TRY(dataset_read_lines(list, 0, &l, &n));
     if (n == 0) {
         free(l);
         return kc_fail("%s: the list names no images", list);

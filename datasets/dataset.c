@@ -58,6 +58,11 @@ static int read_lines(const char *path, int first_token, char ***out, int *n_out
     return 0;
 }
 
+int dataset_read_lines(const char *path, int first_token, char ***lines, int *n)
+{
+    return read_lines(path, first_token, lines, n);
+}
+
 static void free_lines(char **l, int n)
 {
     for (int i = 0; i < n; i++) free(l[i]);

@@ -41,4 +41,8 @@ void dataset_free(kc_dataset *d);
  * exists (the Segmentation path when neither does). */
 char *dataset_voc_split_path(const char *root, const char *split);
 int dataset_davis_sequences(const char *root, const char *split, char ***seqs, int *n_seq);
+/* The lines of a text file (a list or split), blanks trimmed, empty lines and '#' comments
+ * skipped; only the first token of each when first_token is set.  A file with a NUL byte is an
+ * error naming it.  *lines: n strings, each and the array to be freed. */
+int dataset_read_lines(const char *path, int first_token, char ***lines, int *n);
 #endif

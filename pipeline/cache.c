@@ -373,27 +373,47 @@ int cache_has(const cache_reader *r, const char *dset)
     return rc;
 }
 
-static int read_2d(const cache_reader *r, const char *dset, hid_t memtype, size_t elsize, void **data,
-                   int *rows, int *cols)
+/* Opens dataset dset; *rank is its rank and, when that is want_rank, dims its shape (else dims are
+ * left as they are).  The dataset, or -1 with the error set when it is missing. */
+static hid_t open_shaped(const cache_reader *r, const char *dset, int want_rank, hsize_t *dims, int *rank)
 {
     hid_t d = H5Dopen2((hid_t)r->file, dset, H5P_DEFAULT);
     if (d < 0) return kc_fail("%s: missing dataset %s", r->path, dset);
     hid_t sp = H5Dget_space(d);
-    hsize_t dims[2] = {0, 0};
-    int rank = H5Sget_simple_extent_ndims(sp);
-    if (rank == 2) H5Sget_simple_extent_dims(sp, dims, NULL);
+    *rank = H5Sget_simple_extent_ndims(sp);
+    if (*rank == want_rank) H5Sget_simple_extent_dims(sp, dims, NULL);
     H5Sclose(sp);
+    return d;
+}
+
+/* All of the open dataset d (n_bytes in memtype) in a new buffer; closes d.  NULL with the error
+ * set when the read fails. */
+static void *read_all(const cache_reader *r, hid_t d, const char *dset, hid_t memtype, size_t n_bytes)
+{
+    void *buf = kc_malloc(n_bytes);
+    if (H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+        free(buf);
+        H5Dclose(d);
+        kc_fail("%s: cannot read dataset %s (damaged file?)", r->path, dset);
+        return NULL;
+    }
+    H5Dclose(d);
+    return buf;
+}
+
+static int read_2d(const cache_reader *r, const char *dset, hid_t memtype, size_t elsize, void **data,
+                   int *rows, int *cols)
+{
+    hsize_t dims[2] = {0, 0};
+    int rank;
+    hid_t d = open_shaped(r, dset, 2, dims, &rank);
+    if (d < 0) return -1;
     if (rank != 2 || dims[0] == 0 || dims[1] == 0 || dims[0] * dims[1] > (1ull << 31)) {
         H5Dclose(d);
         return kc_fail("%s: dataset %s is not a non-empty 2-D array", r->path, dset);
     }
-    void *buf = kc_malloc(dims[0] * dims[1] * elsize);
-    if (H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
-        free(buf);
-        H5Dclose(d);
-        return kc_fail("%s: cannot read dataset %s (damaged file?)", r->path, dset);
-    }
-    H5Dclose(d);
+    void *buf = read_all(r, d, dset, memtype, dims[0] * dims[1] * elsize);
+    if (!buf) return -1;
     *data = buf;
     *rows = (int)dims[0];
     *cols = (int)dims[1];
@@ -427,24 +447,16 @@ int cache_read_u8(const cache_reader *r, const char *dset, uint8_t **data, int *
 
 static int read_u8_stack(const cache_reader *r, const char *dset, uint8_t **data, int *n, int *rows, int *cols)
 {
-    hid_t d = H5Dopen2((hid_t)r->file, dset, H5P_DEFAULT);
-    if (d < 0) return kc_fail("%s: missing dataset %s", r->path, dset);
-    hid_t sp = H5Dget_space(d);
     hsize_t dims[3] = {0, 0, 0};
-    int rank = H5Sget_simple_extent_ndims(sp);
-    if (rank == 3) H5Sget_simple_extent_dims(sp, dims, NULL);
-    H5Sclose(sp);
+    int rank;
+    hid_t d = open_shaped(r, dset, 3, dims, &rank);
+    if (d < 0) return -1;
     if (rank != 3 || !dims[0] || !dims[1] || !dims[2] || dims[0] > 4096 || dims[1] * dims[2] > (1ull << 24)) {
         H5Dclose(d);
         return kc_fail("%s: dataset %s is not a (heads, grid_h, grid_w) stack of masks (rank %d)", r->path, dset, rank);
     }
-    uint8_t *buf = kc_malloc(dims[0] * dims[1] * dims[2]);
-    if (H5Dread(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
-        free(buf);
-        H5Dclose(d);
-        return kc_fail("%s: cannot read dataset %s (damaged file?)", r->path, dset);
-    }
-    H5Dclose(d);
+    uint8_t *buf = read_all(r, d, dset, H5T_NATIVE_UINT8, dims[0] * dims[1] * dims[2]);
+    if (!buf) return -1;
     *data = buf;
     *n = (int)dims[0];
     *rows = (int)dims[1];

@@ -44,26 +44,30 @@ void kc_set_error(const char *msg) { snprintf(err_buf, sizeof err_buf, "%s", msg
 void kc_set_prog(const char *name) { prog_name = name; }
 const char *kc_prog(void) { return prog_name; }
 
+/* One line on stderr: "<prog>: <tag><message>". */
+static void log_line(const char *tag, const char *fmt, va_list ap)
+{
+    char line[4096];
+    vsnprintf(line, sizeof line, fmt, ap);
+    fprintf(stderr, "%s: %s%s\n", prog_name, tag, line);
+}
+
 void kc_info(const char *fmt, ...)
 {
     const char *q = getenv("KC_QUIET");
     if (q && *q && *q != '0') return;
     va_list ap;
-    char line[4096];
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    log_line("", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s: %s\n", prog_name, line);
 }
 
 void kc_warn(const char *fmt, ...)
 {
     va_list ap;
-    char line[4096];
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    log_line("warning: ", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s: warning: %s\n", prog_name, line);
 }
 
 void kc_die(void)
