@@ -1,6 +1,6 @@
 /* stages/kc-center.c — subtract each image's mean key from its keys.
  *
- *   kc-center IN.h5 OUT.h5
+ *   kc-center [--shard i/n] IN.h5 OUT.h5
  *
  * For every image of a features cache: keys' = keys - mean over the image's tokens of keys (the
  * mean summed in double, in token order).  OUT has IN's layout and index, so every later stage

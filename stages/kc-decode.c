@@ -1,6 +1,6 @@
 /* stages/kc-decode.c — normalized-cut decoding of a features cache into a masks cache.
  *
- *   kc-decode --features FILE [--kind keys|tokens] (--setting ID | --grid FILE) --out masks.h5
+ *   kc-decode --features FILE [--kind keys|tokens] (--setting ID | --grid FILE) [--shard i/n] --out masks.h5
  *
  * Writes /masks/<setting id>/<image id> uint8 (grid_h, grid_w) (0 background, r the mask of
  * round r) with float attributes lambda2 and eigengap (one per round, NaN for a round not run)
