@@ -49,6 +49,10 @@ typedef struct vit_block {
     const float *ln2_w, *ln2_b;   /* (D) */
     const float *fc1_w, *fc1_b;   /* (M, D), (M) */
     const float *fc2_w, *fc2_b;   /* (D, M), (D) */
+    /* the same layers with packed weights and fused post-ops (pipeline/gemm.h kc_linear), or
+     * all NULL: qkv (bias), keys = qkv rows D..2D-1 (bias; last block only), proj (residual),
+     * fc1 (GELU), fc2 (residual) */
+    kc_linear *lin_qkv, *lin_keys, *lin_proj, *lin_fc1, *lin_fc2;
 } vit_block;
 
 struct vit_model {
@@ -66,6 +70,7 @@ struct vit_model {
     const float *pos;          /* (n*n, D) */
     const float *norm_w, *norm_b;
     vit_block *blocks;
+    kc_linear *lin_pe;         /* patch embedding (bias), NULL when the linear layers are off */
     char describe[256];
     const char *kind;
 };
@@ -270,6 +275,37 @@ static int infer_arch(vit_model *m, const kc_weights *w)
     return 0;
 }
 
+static void unpack_linear(vit_model *m)
+{
+    kc_linear_free(m->lin_pe);
+    m->lin_pe = NULL;
+    for (int b = 0; b < m->depth && m->blocks; b++) {
+        vit_block *B = &m->blocks[b];
+        kc_linear_free(B->lin_qkv), kc_linear_free(B->lin_keys), kc_linear_free(B->lin_proj);
+        kc_linear_free(B->lin_fc1), kc_linear_free(B->lin_fc2);
+        B->lin_qkv = B->lin_keys = B->lin_proj = B->lin_fc1 = B->lin_fc2 = NULL;
+    }
+}
+
+/* Every linear layer's weights packed once for the matmul path; 1 = all made. */
+static int pack_linear(vit_model *m)
+{
+    const int D = m->dim, M = m->mlp, K = 3 * m->patch * m->patch;
+    int ok = (m->lin_pe = kc_linear_new(D, K, m->pe_w, K, m->pe_b, KC_LINEAR_BIAS, K, D)) != NULL;
+    for (int b = 0; b < m->depth && ok; b++) {
+        vit_block *B = &m->blocks[b];
+        B->lin_qkv = kc_linear_new(3 * D, D, B->qkv_w, D, B->qkv_b, KC_LINEAR_BIAS, D, 3 * D);
+        B->lin_proj = kc_linear_new(D, D, B->proj_w, D, B->proj_b, KC_LINEAR_RESIDUAL, D, D);
+        B->lin_fc1 = kc_linear_new(M, D, B->fc1_w, D, B->fc1_b, KC_LINEAR_GELU, D, M);
+        B->lin_fc2 = kc_linear_new(D, M, B->fc2_w, M, B->fc2_b, KC_LINEAR_RESIDUAL, M, D);
+        ok = B->lin_qkv && B->lin_proj && B->lin_fc1 && B->lin_fc2;
+        if (ok && b == m->depth - 1)
+            ok = (B->lin_keys = kc_linear_new(D, D, B->qkv_w + (size_t)D * D, D, B->qkv_b + D,
+                                              KC_LINEAR_BIAS, D, 3 * D)) != NULL;
+    }
+    return ok;
+}
+
 static void blas_single_threaded(void)
 {
     /* pthread build: our OpenMP threads call sgemm concurrently, each on its own rows. */
@@ -332,6 +368,9 @@ int vit_init(vit_model **out, const kc_weights *w, const vit_opts *o)
     blas_single_threaded();
     kc_gemm_init(); /* selects and checks the product path now, outside any parallel region */
     g_simd512 = kc_simd_level() >= 2;
+    const char *lin = getenv("KC_VIT_LINEAR"); /* =0: benchmarks only, the layers as before */
+    if (kc_linear_available() && !(lin && !strcmp(lin, "0")) && !pack_linear(m))
+        unpack_linear(m); /* out of memory: the products as before */
     const char *th = getenv("KC_VIT_THREADING");
     m->blas_pool = th && strcmp(th, "openblas") == 0 && openblas_get_parallel() == 1;
     *out = m;
@@ -345,6 +384,7 @@ fail:
 void vit_free(vit_model *m)
 {
     if (!m) return;
+    unpack_linear(m);
     free(m->slab);
     free(m->blocks);
     free(m);
@@ -474,6 +514,10 @@ void vit_state_free(vit_state *s)
 
 /* ---- kernels ------------------------------------------------------------------------------ */
 
+/* A linear layer on its packed weights with fused post-ops (1), or 0: the caller computes it with
+ * gemm_nt and the row kernels below (no packed layer, or no primitive for this row count). */
+#define LINEAR(L, rows, A, C) ((L) && kc_linear_run((L), (rows), (A), (C)) == 0)
+
 /* C (M, N) = A (M, K) B^T + beta C, with B (N, K): every product of the forward. */
 static void gemm_nt(int M, int N, int K, float alpha, const float *A, int lda, const float *B,
                     int ldb, float beta, float *C, int ldc)
@@ -597,6 +641,15 @@ static void embed_rows(const vit_model *m, vit_state *s, const float *chw, int r
                        (size_t)p * sizeof(float));
     }
     float *xr = s->x + (size_t)r0 * D;
+    if (m->lin_pe && kc_linear_run(m->lin_pe, g1 - g0, s->patches + (size_t)g0 * K, xr) == 0) {
+        for (int g = g0; g < g1; g++) { /* the bias is in already */
+            float *o = s->x + (size_t)(g + m->cls) * D;
+            const float *pe = s->pos + (size_t)g * D;
+#pragma omp simd
+            for (int i = 0; i < D; i++) o[i] += pe[i];
+        }
+        return;
+    }
     gemm_nt(g1 - g0, D, K, 1.0f, s->patches + (size_t)g0 * K, K, m->pe_w, K, 0.0f, xr, D);
     for (int g = g0; g < g1; g++) {
         float *o = s->x + (size_t)(g + m->cls) * D;
@@ -759,9 +812,11 @@ int vit_forward_ex(const vit_model *m, vit_state *s, const float *chw, int grid_
             const int full = b < full_blocks;
             layer_norm(xr, D, xnr, D, rows, D, B->ln1_w, B->ln1_b, eps);
             if (full) {
-                gemm_nt(rows, 3 * D, D, 1.0f, xnr, D, B->qkv_w, D, 0.0f, qkvr, 3 * D);
-                add_bias(qkvr, 3 * D, rows, 3 * D, B->qkv_b);
-            } else { /* keys only: the k rows of qkv */
+                if (!LINEAR(B->lin_qkv, rows, xnr, qkvr)) {
+                    gemm_nt(rows, 3 * D, D, 1.0f, xnr, D, B->qkv_w, D, 0.0f, qkvr, 3 * D);
+                    add_bias(qkvr, 3 * D, rows, 3 * D, B->qkv_b);
+                }
+            } else if (!LINEAR(B->lin_keys, rows, xnr, qkvr + D)) { /* keys only: the k rows of qkv */
                 gemm_nt(rows, D, D, 1.0f, xnr, D, B->qkv_w + (size_t)D * D, D, 0.0f, qkvr + D,
                         3 * D);
                 add_bias(qkvr + D, 3 * D, rows, D, B->qkv_b + D);
@@ -786,13 +841,19 @@ int vit_forward_ex(const vit_model *m, vit_state *s, const float *chw, int grid_
             /* (implicit barrier) the rest is local to this thread's rows */
             float *attr = s->att + (size_t)r0 * D;
             float *hid = s->hidden + (size_t)r0 * M;
-            gemm_nt(rows, D, D, 1.0f, attr, D, B->proj_w, D, 1.0f, xr, D);
-            add_bias(xr, D, rows, D, B->proj_b);
+            if (!LINEAR(B->lin_proj, rows, attr, xr)) {
+                gemm_nt(rows, D, D, 1.0f, attr, D, B->proj_w, D, 1.0f, xr, D);
+                add_bias(xr, D, rows, D, B->proj_b);
+            }
             layer_norm(xr, D, xnr, D, rows, D, B->ln2_w, B->ln2_b, eps);
-            gemm_nt(rows, M, D, 1.0f, xnr, D, B->fc1_w, D, 0.0f, hid, M);
-            bias_gelu(hid, rows, M, B->fc1_b);
-            gemm_nt(rows, D, M, 1.0f, hid, M, B->fc2_w, M, 1.0f, xr, D);
-            add_bias(xr, D, rows, D, B->fc2_b);
+            if (!LINEAR(B->lin_fc1, rows, xnr, hid)) {
+                gemm_nt(rows, M, D, 1.0f, xnr, D, B->fc1_w, D, 0.0f, hid, M);
+                bias_gelu(hid, rows, M, B->fc1_b);
+            }
+            if (!LINEAR(B->lin_fc2, rows, hid, xr)) {
+                gemm_nt(rows, D, M, 1.0f, hid, M, B->fc2_w, M, 1.0f, xr, D);
+                add_bias(xr, D, rows, D, B->fc2_b);
+            }
         }
         if (tokens) {
             int a = r0 > cls ? r0 : cls;
