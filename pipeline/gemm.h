@@ -37,9 +37,9 @@
  * no second pass over C.  Used only where that primitive runs oneDNN's own blocked kernels (brgemm,
  * "brg:avx512_core" and up): those accumulate each row of C in an order that does not depend on M
  * nor on the row's place in the call, so a product split over threads or chunks of rows gives the
- * same bytes as one call (tests/test_gemm.c checks it).  Elsewhere (KC_ISA=avx2, generic,
- * reference, a fallback) kc_linear_new returns NULL and the caller runs kc_gemm_nt + its own
- * row loops.  The matmul is checked at start like the products (bias, GELU, residual against the
+ * same bytes as one call (checked at start; tests/test_gemm.c too).  Elsewhere (KC_ISA=avx2,
+ * generic, reference, a fallback, or a layer brgemm does not take, e.g. a C with row stride > N)
+ * kc_linear_new returns NULL and the caller runs kc_gemm_nt + its own row loops.  The matmul is checked at start like the products (bias, GELU, residual against the
  * double loop); a disagreement leaves the linear layers on kc_gemm_nt with one warning line.
  *
  *     kc_linear *L = kc_linear_new(M, D, fc1_w, D, fc1_b, KC_LINEAR_GELU, D, M);  // NULL: not here

@@ -301,7 +301,7 @@ static int pack_linear(vit_model *m)
         ok = B->lin_qkv && B->lin_proj && B->lin_fc1 && B->lin_fc2;
         if (ok && b == m->depth - 1)
             ok = (B->lin_keys = kc_linear_new(D, D, B->qkv_w + (size_t)D * D, D, B->qkv_b + D,
-                                              KC_LINEAR_BIAS, D, 3 * D)) != NULL;
+                                              KC_LINEAR_BIAS, D, D)) != NULL; /* into s->att, dense */
     }
     return ok;
 }
@@ -470,6 +470,11 @@ int vit_resample_pos(const float *src, int n, int dim, int grid_h, int grid_w, i
 
 int vit_state_new(vit_state **out, const vit_model *m, int grid_h, int grid_w)
 {
+    return vit_state_new_threads(out, m, grid_h, grid_w, 0);
+}
+
+int vit_state_new_threads(vit_state **out, const vit_model *m, int grid_h, int grid_w, int threads)
+{
     *out = NULL;
     if (grid_h < 1 || grid_w < 1 || (int64_t)grid_h * grid_w > 1000000)
         return kc_fail("vit: bad patch grid %dx%d", grid_h, grid_w);
@@ -478,7 +483,7 @@ int vit_state_new(vit_state **out, const vit_model *m, int grid_h, int grid_w)
     s->grid_h = grid_h;
     s->grid_w = grid_w;
     s->n_tok = (int)T;
-    s->n_threads = omp_get_max_threads();
+    s->n_threads = threads > 0 ? threads : omp_get_max_threads();
     if (s->n_threads < 1) s->n_threads = 1;
     s->pos = kc_malloc(G * D * sizeof(float));
     s->patches = kc_malloc(G * 3 * (size_t)m->patch * m->patch * sizeof(float));
@@ -816,7 +821,10 @@ int vit_forward_ex(const vit_model *m, vit_state *s, const float *chw, int grid_
                     gemm_nt(rows, 3 * D, D, 1.0f, xnr, D, B->qkv_w, D, 0.0f, qkvr, 3 * D);
                     add_bias(qkvr, 3 * D, rows, 3 * D, B->qkv_b);
                 }
-            } else if (!LINEAR(B->lin_keys, rows, xnr, qkvr + D)) { /* keys only: the k rows of qkv */
+            } else if (LINEAR(B->lin_keys, rows, xnr, s->att + (size_t)r0 * D)) { /* keys only */
+                for (int r = 0; r < rows; r++) /* (the matmul takes a dense C: via s->att) */
+                    memcpy(qkvr + (size_t)r * 3 * D + D, s->att + (size_t)(r0 + r) * D, (size_t)D * sizeof(float));
+            } else { /* keys only: the k rows of qkv */
                 gemm_nt(rows, D, D, 1.0f, xnr, D, B->qkv_w + (size_t)D * D, D, 0.0f, qkvr + D,
                         3 * D);
                 add_bias(qkvr + D, 3 * D, rows, D, B->qkv_b + D);
@@ -834,7 +842,8 @@ int vit_forward_ex(const vit_model *m, vit_state *s, const float *chw, int grid_
 #pragma omp barrier
 #pragma omp for schedule(dynamic, 1)
             for (int it = 0; it < n_items; it++) {
-                int h = it % m->heads, blk = it / m->heads;
+                /* head-major: consecutive items share the head's k and v rows (in cache) */
+                int h = it / n_items_per_head, blk = it % n_items_per_head;
                 int q0 = blk * ATT_ROWS, q1 = q0 + ATT_ROWS < T ? q0 + ATT_ROWS : T;
                 attention_item(m, s, scores, h, q0, q1);
             }
