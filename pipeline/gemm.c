@@ -159,6 +159,7 @@ static const char *isa_name(dnnl_cpu_isa_t isa)
 typedef struct lin_slot {
     int M, busy;                 /* busy: runs in flight (a busy slot is never replaced) */
     dnnl_primitive_t prim;
+    dnnl_memory_desc_t scratch;  /* its scratchpad (the calling thread's buffer) */
 } lin_slot;
 
 struct kc_linear {
@@ -171,6 +172,20 @@ struct kc_linear {
 };
 
 static _Thread_local dnnl_stream_t t_stream;
+static _Thread_local void *t_scratch;
+static _Thread_local size_t t_scratch_size;
+
+/* The calling thread's scratch buffer of at least n bytes (NULL: out of memory). */
+static void *thread_scratch(size_t n)
+{
+    if (n > t_scratch_size) {
+        free(t_scratch);
+        t_scratch_size = 0;
+        t_scratch = aligned_alloc(64, (n + 63) / 64 * 64);
+        if (t_scratch) t_scratch_size = n;
+    }
+    return t_scratch;
+}
 
 static dnnl_stream_t thread_stream(void)
 {
@@ -200,6 +215,9 @@ static dnnl_primitive_desc_t lin_pd(int M, int N, int K, int op, int lda, int ld
         ok = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_gelu_erf, 0.0f, 0.0f) == dnnl_success;
     if (ok && op == KC_LINEAR_RESIDUAL) ok = dnnl_post_ops_append_sum(po, 1.0f) == dnnl_success;
     if (ok) ok = dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
+    /* our own scratch memory per thread: two threads may run the same primitive at once (one
+     * image per core), and oneDNN's own scratchpad would then be shared between them */
+    if (ok) ok = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) == dnnl_success;
     if (ok && dnnl_primitive_desc_create(&pd, &desc, attr, g_engine, NULL) != dnnl_success) pd = NULL;
     if (po) dnnl_post_ops_destroy(po);
     if (attr) dnnl_primitive_attr_destroy(attr);
@@ -281,13 +299,16 @@ static lin_slot *linear_acquire(kc_linear *L, int M)
     if (!hit) {
         dnnl_primitive_desc_t pd = lin_pd(M, L->N, L->K, L->op, L->lda, L->ldc, &L->wmd);
         dnnl_primitive_t prim = NULL;
-        if (pd && dnnl_primitive_create(&prim, pd) != dnnl_success) prim = NULL;
+        const dnnl_memory_desc_t *sm = pd ? dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0) : NULL;
+        dnnl_memory_desc_t scratch;
+        if (sm) scratch = *sm;
+        if (pd && (!sm || dnnl_primitive_create(&prim, pd) != dnnl_success)) prim = NULL;
         if (pd) dnnl_primitive_desc_destroy(pd);
         for (int k = 0; k < LIN_SLOTS && prim && !hit; k++) { /* a free slot, else the next idle one */
             lin_slot *s = &L->slot[(L->next + k) % LIN_SLOTS];
             if (s->busy) continue;
             if (s->prim) dnnl_primitive_destroy(s->prim);
-            s->prim = prim, s->M = M, hit = s;
+            s->prim = prim, s->M = M, s->scratch = scratch, hit = s;
             L->next = (int)(s - L->slot + 1) % LIN_SLOTS;
         }
         if (!hit && prim) dnnl_primitive_destroy(prim);
@@ -305,8 +326,11 @@ int kc_linear_run(kc_linear *L, int M, const float *A, float *C)
     if (!s) return -1;
     dnnl_memory_desc_t smd, bmd, dmd;
     dnnl_dims_t sd = {M, L->K}, ss = {L->lda, 1}, bd = {1, L->N}, dd = {M, L->N}, ds = {L->ldc, 1};
-    dnnl_memory_t ms = NULL, mw = NULL, mb = NULL, md = NULL;
-    int ok = dnnl_memory_desc_init_by_strides(&smd, 2, sd, dnnl_f32, ss) == dnnl_success &&
+    dnnl_memory_t ms = NULL, mw = NULL, mb = NULL, md = NULL, mx = NULL;
+    const size_t scratch_bytes = dnnl_memory_desc_get_size(&s->scratch);
+    void *scratch = thread_scratch(scratch_bytes > 0 ? scratch_bytes : 64);
+    int ok = scratch && dnnl_memory_create(&mx, &s->scratch, g_engine, scratch) == dnnl_success &&
+             dnnl_memory_desc_init_by_strides(&smd, 2, sd, dnnl_f32, ss) == dnnl_success &&
              dnnl_memory_desc_init_by_tag(&bmd, 2, bd, dnnl_f32, dnnl_ab) == dnnl_success &&
              dnnl_memory_desc_init_by_strides(&dmd, 2, dd, dnnl_f32, ds) == dnnl_success &&
              dnnl_memory_create(&ms, &smd, g_engine, (void *)A) == dnnl_success &&
@@ -314,13 +338,15 @@ int kc_linear_run(kc_linear *L, int M, const float *A, float *C)
              dnnl_memory_create(&mb, &bmd, g_engine, L->bias) == dnnl_success &&
              dnnl_memory_create(&md, &dmd, g_engine, C) == dnnl_success;
     if (ok) {
-        dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, ms}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_BIAS, mb}, {DNNL_ARG_DST, md}};
-        ok = dnnl_primitive_execute(s->prim, st, 4, args) == dnnl_success;
+        dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, ms}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_BIAS, mb}, {DNNL_ARG_DST, md},
+                                   {DNNL_ARG_SCRATCHPAD, mx}};
+        ok = dnnl_primitive_execute(s->prim, st, 5, args) == dnnl_success;
     }
     if (ms) dnnl_memory_destroy(ms);
     if (mw) dnnl_memory_destroy(mw);
     if (mb) dnnl_memory_destroy(mb);
     if (md) dnnl_memory_destroy(md);
+    if (mx) dnnl_memory_destroy(mx);
     pthread_mutex_lock(&L->lock);
     s->busy--;
     pthread_mutex_unlock(&L->lock);
