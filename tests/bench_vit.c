@@ -21,59 +21,28 @@
 #include "pipeline/gemm.h"
 #include "pipeline/kc.h"
 #include "pipeline/vit.h"
+#include "tests/bench_vitnet.h"
 
-static uint64_t rng = 88172645463325252ull;
-static float frand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (float)((rng >> 40) / 16777216.0) - 0.5f;
-}
+static float frand(void) { return bench_frand(); }
 
-static void add(kc_weights *w, const char *name, int ndim, const int64_t *shape, float scale, float offset)
-{
-    kc_tensor *t = &w->t[w->n++];
-    t->name = kc_strdup(name);
-    t->ndim = ndim;
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= (t->shape[i] = shape[i]);
-    t->data = kc_malloc((size_t)n * sizeof(float));
-    for (int64_t i = 0; i < n; i++) t->data[i] = offset + scale * frand();
-}
-
-#define S(...) ((const int64_t[]){__VA_ARGS__})
-
+/* The shared benchmark network (tests/bench_vitnet.h) as in-memory weights. */
 static void build(kc_weights *w, int D, int depth, int M, int p, int n)
 {
     memset(w, 0, sizeof *w);
     w->path = kc_strdup("(in-memory ViT)");
-    w->t = kc_calloc((size_t)(6 + 12 * depth), sizeof(kc_tensor));
-    add(w, "patch_embed.proj.weight", 4, S(D, 3, p, p), 0.1f, 0);
-    add(w, "patch_embed.proj.bias", 1, S(D), 0.1f, 0);
-    add(w, "cls_token", 3, S(1, 1, D), 0.5f, 0);
-    add(w, "pos_embed", 3, S(1, n * n + 1, D), 0.5f, 0);
-    char nm[96];
-    for (int b = 0; b < depth; b++) {
-#define A(suffix, nd, sc, off, ...)                                                              \
-    snprintf(nm, sizeof nm, "blocks.%d.%s", b, suffix);                                          \
-    add(w, nm, nd, S(__VA_ARGS__), sc, off)
-        A("norm1.weight", 1, 0.2f, 1, D);
-        A("norm1.bias", 1, 0.2f, 0, D);
-        A("attn.qkv.weight", 2, 0.1f, 0, 3 * D, D);
-        A("attn.qkv.bias", 1, 0.1f, 0, 3 * D);
-        A("attn.proj.weight", 2, 0.1f, 0, D, D);
-        A("attn.proj.bias", 1, 0.1f, 0, D);
-        A("norm2.weight", 1, 0.2f, 1, D);
-        A("norm2.bias", 1, 0.2f, 0, D);
-        A("mlp.fc1.weight", 2, 0.1f, 0, M, D);
-        A("mlp.fc1.bias", 1, 0.1f, 0, M);
-        A("mlp.fc2.weight", 2, 0.05f, 0, D, M);
-        A("mlp.fc2.bias", 1, 0.1f, 0, D);
-#undef A
+    bench_tensor *bt = kc_malloc(BENCH_VIT_MAX_TENSORS(depth) * sizeof *bt);
+    const int nt = bench_vit_tensors(bt, D, depth, M, p, n);
+    w->t = kc_calloc((size_t)nt, sizeof(kc_tensor));
+    for (int i = 0; i < nt; i++) {
+        kc_tensor *t = &w->t[w->n++];
+        t->name = kc_strdup(bt[i].name);
+        t->ndim = bt[i].ndim;
+        memcpy(t->shape, bt[i].shape, sizeof bt[i].shape);
+        const int64_t count = bench_numel(&bt[i]);
+        t->data = kc_malloc((size_t)count * sizeof(float));
+        for (int64_t k = 0; k < count; k++) t->data[k] = bt[i].offset + bt[i].scale * frand();
     }
-    add(w, "norm.weight", 1, S(D), 0.2f, 1);
-    add(w, "norm.bias", 1, S(D), 0.2f, 0);
+    free(bt);
 }
 
 static void free_weights(kc_weights *w)
