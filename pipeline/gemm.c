@@ -283,9 +283,29 @@ static kc_linear *linear_build(int N, int K, const float *W, int ldw, const floa
     return L;
 }
 
-kc_linear *kc_linear_new(int N, int K, const float *W, int ldw, const float *bias, int op, int lda, int ldc)
+static int linear_check(char *impl, size_t impl_size);
+
+/* Linear layers on the matmul primitive where it runs oneDNN's blocked (brgemm) kernels; checked
+ * on first use of kc_linear only (the stages without a ViT do not pay its JIT). */
+static pthread_once_t g_linear_once = PTHREAD_ONCE_INIT;
+static void select_linear(void)
 {
     kc_gemm_init();
+    if (g_path != PATH_DNNL || dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success) return;
+    int ok = linear_check(g_linear_impl, sizeof g_linear_impl);
+    if (ok) {
+        g_linear = 1;
+        size_t n = strlen(g_describe);
+        snprintf(g_describe + n, sizeof g_describe - n, "; linear layers matmul %s", g_linear_impl);
+    } else if (!strncmp(g_linear_impl, "brg", 3)) {
+        fprintf(stderr, "keycut: warning: oneDNN's matmul (%s) failed its small check; linear "
+                        "layers use the products above\n", g_linear_impl);
+    }
+}
+
+kc_linear *kc_linear_new(int N, int K, const float *W, int ldw, const float *bias, int op, int lda, int ldc)
+{
+    pthread_once(&g_linear_once, select_linear);
     return g_linear ? linear_build(N, K, W, ldw, bias, op, lda, ldc) : NULL;
 }
 
@@ -366,7 +386,7 @@ void kc_linear_free(kc_linear *L)
 
 int kc_linear_available(void)
 {
-    kc_gemm_init();
+    pthread_once(&g_linear_once, select_linear);
     return g_linear;
 }
 
@@ -461,18 +481,6 @@ static void select_path(void)
         g_path = PATH_DNNL;
         snprintf(g_describe, sizeof g_describe, "oneDNN %d.%d.%d %s", v->major, v->minor, v->patch,
                  isa_name(dnnl_get_effective_cpu_isa()));
-        /* linear layers on the matmul primitive where it runs oneDNN's blocked (brgemm) kernels */
-        if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) == dnnl_success) {
-            int ok = linear_check(g_linear_impl, sizeof g_linear_impl);
-            if (ok) {
-                g_linear = 1;
-                size_t n = strlen(g_describe);
-                snprintf(g_describe + n, sizeof g_describe - n, "; linear layers matmul %s", g_linear_impl);
-            } else if (!strncmp(g_linear_impl, "brg", 3)) {
-                fprintf(stderr, "keycut: warning: oneDNN's matmul (%s) failed its small check; linear "
-                                "layers use the products above\n", g_linear_impl);
-            }
-        }
         return;
     }
     fprintf(stderr, "keycut: warning: oneDNN %d.%d.%d (%s) failed the small-product check; "

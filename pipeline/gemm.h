@@ -37,10 +37,13 @@
  * no second pass over C.  Used only where that primitive runs oneDNN's own blocked kernels (brgemm,
  * "brg:avx512_core" and up): those accumulate each row of C in an order that does not depend on M
  * nor on the row's place in the call, so a product split over threads or chunks of rows gives the
- * same bytes as one call (checked at start; tests/test_gemm.c too).  Elsewhere (KC_ISA=avx2,
+ * same bytes as one call (checked at first use; tests/test_gemm.c too).  Elsewhere (KC_ISA=avx2,
  * generic, reference, a fallback, or a layer brgemm does not take, e.g. a C with row stride > N)
- * kc_linear_new returns NULL and the caller runs kc_gemm_nt + its own row loops.  The matmul is checked at start like the products (bias, GELU, residual against the
- * double loop); a disagreement leaves the linear layers on kc_gemm_nt with one warning line.
+ * kc_linear_new returns NULL and the caller runs kc_gemm_nt + its own row loops.
+ * The matmul is checked on the first kc_linear call like the products at start (bias, GELU,
+ * residual against the double loop; rows split in two calls against one, bit for bit); a
+ * disagreement leaves the linear layers on kc_gemm_nt with one warning line.  kc_gemm_describe
+ * names the matmul once that check has run ("...; linear layers matmul brg:avx512_core").
  *
  *     kc_linear *L = kc_linear_new(M, D, fc1_w, D, fc1_b, KC_LINEAR_GELU, D, M);  // NULL: not here
  *     if (!L || kc_linear_run(L, rows, xn, hidden) < 0) { kc_gemm_nt(...); bias_gelu(...); }

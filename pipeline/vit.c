@@ -20,7 +20,13 @@
  * runs single-threaded inside a parallel region; no second thread pool exists to spin (vit_init
  * also sets the pthread build of OpenBLAS to one thread, for the fallback path).
  * Attention's softmax leaves its 1/sum for after the product P V: the (rows, head_dim) output is
- * scaled instead of the (rows, T) scores, one pass over the scores fewer.
+ * scaled instead of the (rows, T) scores, one pass over the scores fewer.  Attention items run
+ * head-major, so consecutive items reuse the head's k and v rows from cache.
+ * Linear layers: where pipeline/gemm.h offers kc_linear (oneDNN matmul, AVX-512), every linear
+ * layer (patch embedding, qkv, the keys slice, proj, fc1, fc2) runs on weights packed once at
+ * vit_init, with bias, GELU and the residual add fused into the product (no pass over memory of
+ * their own); its rows come out the same whatever the row split, so the forward's bytes do not
+ * depend on the thread count.  Elsewhere: kc_gemm_nt and the row kernels below, as before.
  *
  * Position embedding resampling: see vit_resample_pos in vit.h.
  */

@@ -24,7 +24,8 @@
  * and calls the products (pipeline/gemm.h) single-threaded from inside it; vit_init sets the
  * pthread build of OpenBLAS to one thread for the whole process (its fallback path).  One state
  * per concurrent forward.  KC_VIT_THREADING=openblas (benchmarks only) runs each product over
- * all rows on the product library's own threads instead.
+ * all rows on the product library's own threads instead; KC_VIT_LINEAR=0 (benchmarks only) keeps
+ * the linear layers off the matmul path (kc_linear, pipeline/gemm.h) for an A/B comparison.
  */
 #ifndef KC_VIT_H
 #define KC_VIT_H
