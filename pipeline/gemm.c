@@ -171,27 +171,60 @@ struct kc_linear {
     int next;                    /* round-robin replacement */
 };
 
-static _Thread_local dnnl_stream_t t_stream;
-static _Thread_local void *t_scratch;
-static _Thread_local size_t t_scratch_size;
+/* Per thread: a oneDNN stream and a scratch buffer, freed when the thread ends (pthread key). */
+typedef struct thread_ctx {
+    dnnl_stream_t stream;
+    void *scratch;
+    size_t scratch_size;
+} thread_ctx;
 
-/* The calling thread's scratch buffer of at least n bytes (NULL: out of memory). */
-static void *thread_scratch(size_t n)
+static pthread_key_t g_ctx_key;
+static pthread_once_t g_ctx_once = PTHREAD_ONCE_INIT;
+static _Thread_local thread_ctx *t_ctx;
+
+static void ctx_free(void *p)
 {
-    if (n > t_scratch_size) {
-        free(t_scratch);
-        t_scratch_size = 0;
-        t_scratch = aligned_alloc(64, (n + 63) / 64 * 64);
-        if (t_scratch) t_scratch_size = n;
+    thread_ctx *c = p;
+    if (!c) return;
+    if (c->stream) dnnl_stream_destroy(c->stream);
+    free(c->scratch);
+    free(c);
+}
+
+static void ctx_key(void) { pthread_key_create(&g_ctx_key, ctx_free); }
+
+static thread_ctx *thread_ctx_get(void)
+{
+    if (t_ctx) return t_ctx;
+    pthread_once(&g_ctx_once, ctx_key);
+    thread_ctx *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    if (dnnl_stream_create(&c->stream, g_engine, dnnl_stream_default_flags) != dnnl_success) {
+        free(c);
+        return NULL;
     }
-    return t_scratch;
+    pthread_setspecific(g_ctx_key, c);
+    return t_ctx = c;
 }
 
 static dnnl_stream_t thread_stream(void)
 {
-    if (!t_stream && dnnl_stream_create(&t_stream, g_engine, dnnl_stream_default_flags) != dnnl_success)
-        t_stream = NULL;
-    return t_stream;
+    thread_ctx *c = thread_ctx_get();
+    return c ? c->stream : NULL;
+}
+
+/* The calling thread's scratch buffer of at least n bytes (NULL: out of memory). */
+static void *thread_scratch(size_t n)
+{
+    thread_ctx *c = thread_ctx_get();
+    if (!c) return NULL;
+    if (n > c->scratch_size) {
+        free(c->scratch);
+        c->scratch_size = 0;
+        c->scratch = aligned_alloc(64, (n + 63) / 64 * 64);
+        if (c->scratch) c->scratch_size = n;
+    }
+    return c->scratch;
 }
 
 /* The primitive descriptor for M rows; wmd NULL: weights layout "any" (the primitive picks). */
