@@ -27,6 +27,26 @@
  *     kc_gemm_init();                         // optional: the first product does it
  *     fprintf(stderr, "%s\n", kc_gemm_describe());   // "oneDNN 2.6.3 avx512_core"
  *     kc_gemm_nt(T, 3 * D, D, 1.0f, xn, D, w_qkv, D, 0.0f, qkv, 3 * D);
+ *
+ * Linear layers (kc_linear): C (M, N) = op(A (M, K) W^T + b), W stored (N, K) as in PyTorch, with
+ *   op = KC_LINEAR_BIAS       C  = A W^T + b
+ *        KC_LINEAR_GELU       C  = GELU_erf(A W^T + b)
+ *        KC_LINEAR_RESIDUAL   C += A W^T + b            (the residual stream)
+ * through oneDNN's matmul primitive: W is reordered ONCE (kc_linear_new) into the blocked layout
+ * the primitive asks for (format "any"), and bias / GELU / the residual sum are its post-ops, so
+ * no second pass over C.  Used only where that primitive runs oneDNN's own blocked kernels (brgemm,
+ * "brg:avx512_core" and up): those accumulate each row of C in an order that does not depend on M
+ * nor on the row's place in the call, so a product split over threads or chunks of rows gives the
+ * same bytes as one call (checked at first use; tests/test_gemm.c too).  Elsewhere (KC_ISA=avx2,
+ * generic, reference, a fallback, or a layer brgemm does not take, e.g. a C with row stride > N)
+ * kc_linear_new returns NULL and the caller runs kc_gemm_nt + its own row loops.
+ * The matmul is checked on the first kc_linear call like the products at start (bias, GELU,
+ * residual against the double loop; rows split in two calls against one, bit for bit); a
+ * disagreement leaves the linear layers on kc_gemm_nt with one warning line.  kc_gemm_describe
+ * names the matmul once that check has run ("...; linear layers matmul brg:avx512_core").
+ *
+ *     kc_linear *L = kc_linear_new(M, D, fc1_w, D, fc1_b, KC_LINEAR_GELU, D, M);  // NULL: not here
+ *     if (!L || kc_linear_run(L, rows, xn, hidden) < 0) { kc_gemm_nt(...); bias_gelu(...); }
  */
 #ifndef KC_GEMM_H
 #define KC_GEMM_H
@@ -42,6 +62,19 @@ void kc_gemm_nt(int M, int N, int K, float alpha, const float *A, int lda, const
                 float beta, float *C, int ldc);
 void kc_gemm_nn(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                 float beta, float *C, int ldc);
+
+enum { KC_LINEAR_BIAS = 0, KC_LINEAR_GELU = 1, KC_LINEAR_RESIDUAL = 2 };
+typedef struct kc_linear kc_linear;
+/* W (N, K) with row stride ldw, bias (N) (both copied); A rows have stride lda, C rows ldc.
+ * NULL when the matmul path is not in use (see above) or out of memory. */
+kc_linear *kc_linear_new(int N, int K, const float *W, int ldw, const float *bias, int op, int lda,
+                         int ldc);
+/* C (M rows) = op(A W^T + b); thread-safe (one call per thread at a time, any M >= 0).
+ * 0 done, -1 not done (no primitive for this M): the caller computes it the other way. */
+int kc_linear_run(kc_linear *L, int M, const float *A, float *C);
+void kc_linear_free(kc_linear *L);
+/* 1 when kc_linear_new gives layers (the matmul path is in use). */
+int kc_linear_available(void);
 
 /* The plain C loop (double accumulation): the reference the tests and the self-check use.
  * trans_b = 0: B is (K, N); 1: B is (N, K). */

@@ -20,7 +20,13 @@
  * runs single-threaded inside a parallel region; no second thread pool exists to spin (vit_init
  * also sets the pthread build of OpenBLAS to one thread, for the fallback path).
  * Attention's softmax leaves its 1/sum for after the product P V: the (rows, head_dim) output is
- * scaled instead of the (rows, T) scores, one pass over the scores fewer.
+ * scaled instead of the (rows, T) scores, one pass over the scores fewer.  Attention items run
+ * head-major, so consecutive items reuse the head's k and v rows from cache.
+ * Linear layers: where pipeline/gemm.h offers kc_linear (oneDNN matmul, AVX-512), every linear
+ * layer (patch embedding, qkv, the keys slice, proj, fc1, fc2) runs on weights packed once at
+ * vit_init, with bias, GELU and the residual add fused into the product (no pass over memory of
+ * their own); its rows come out the same whatever the row split, so the forward's bytes do not
+ * depend on the thread count.  Elsewhere: kc_gemm_nt and the row kernels below, as before.
  *
  * Position embedding resampling: see vit_resample_pos in vit.h.
  */
@@ -49,6 +55,10 @@ typedef struct vit_block {
     const float *ln2_w, *ln2_b;   /* (D) */
     const float *fc1_w, *fc1_b;   /* (M, D), (M) */
     const float *fc2_w, *fc2_b;   /* (D, M), (D) */
+    /* the same layers with packed weights and fused post-ops (pipeline/gemm.h kc_linear), or
+     * all NULL: qkv (bias), keys = qkv rows D..2D-1 (bias; last block only), proj (residual),
+     * fc1 (GELU), fc2 (residual) */
+    kc_linear *lin_qkv, *lin_keys, *lin_proj, *lin_fc1, *lin_fc2;
 } vit_block;
 
 struct vit_model {
@@ -66,6 +76,7 @@ struct vit_model {
     const float *pos;          /* (n*n, D) */
     const float *norm_w, *norm_b;
     vit_block *blocks;
+    kc_linear *lin_pe;         /* patch embedding (bias), NULL when the linear layers are off */
     char describe[256];
     const char *kind;
 };
@@ -270,6 +281,37 @@ static int infer_arch(vit_model *m, const kc_weights *w)
     return 0;
 }
 
+static void unpack_linear(vit_model *m)
+{
+    kc_linear_free(m->lin_pe);
+    m->lin_pe = NULL;
+    for (int b = 0; b < m->depth && m->blocks; b++) {
+        vit_block *B = &m->blocks[b];
+        kc_linear_free(B->lin_qkv), kc_linear_free(B->lin_keys), kc_linear_free(B->lin_proj);
+        kc_linear_free(B->lin_fc1), kc_linear_free(B->lin_fc2);
+        B->lin_qkv = B->lin_keys = B->lin_proj = B->lin_fc1 = B->lin_fc2 = NULL;
+    }
+}
+
+/* Every linear layer's weights packed once for the matmul path; 1 = all made. */
+static int pack_linear(vit_model *m)
+{
+    const int D = m->dim, M = m->mlp, K = 3 * m->patch * m->patch;
+    int ok = (m->lin_pe = kc_linear_new(D, K, m->pe_w, K, m->pe_b, KC_LINEAR_BIAS, K, D)) != NULL;
+    for (int b = 0; b < m->depth && ok; b++) {
+        vit_block *B = &m->blocks[b];
+        B->lin_qkv = kc_linear_new(3 * D, D, B->qkv_w, D, B->qkv_b, KC_LINEAR_BIAS, D, 3 * D);
+        B->lin_proj = kc_linear_new(D, D, B->proj_w, D, B->proj_b, KC_LINEAR_RESIDUAL, D, D);
+        B->lin_fc1 = kc_linear_new(M, D, B->fc1_w, D, B->fc1_b, KC_LINEAR_GELU, D, M);
+        B->lin_fc2 = kc_linear_new(D, M, B->fc2_w, M, B->fc2_b, KC_LINEAR_RESIDUAL, M, D);
+        ok = B->lin_qkv && B->lin_proj && B->lin_fc1 && B->lin_fc2;
+        if (ok && b == m->depth - 1)
+            ok = (B->lin_keys = kc_linear_new(D, D, B->qkv_w + (size_t)D * D, D, B->qkv_b + D,
+                                              KC_LINEAR_BIAS, D, D)) != NULL; /* into s->att, dense */
+    }
+    return ok;
+}
+
 static void blas_single_threaded(void)
 {
     /* pthread build: our OpenMP threads call sgemm concurrently, each on its own rows. */
@@ -332,6 +374,9 @@ int vit_init(vit_model **out, const kc_weights *w, const vit_opts *o)
     blas_single_threaded();
     kc_gemm_init(); /* selects and checks the product path now, outside any parallel region */
     g_simd512 = kc_simd_level() >= 2;
+    const char *lin = getenv("KC_VIT_LINEAR"); /* =0: benchmarks only, the layers as before */
+    if (kc_linear_available() && !(lin && !strcmp(lin, "0")) && !pack_linear(m))
+        unpack_linear(m); /* out of memory: the products as before */
     const char *th = getenv("KC_VIT_THREADING");
     m->blas_pool = th && strcmp(th, "openblas") == 0 && openblas_get_parallel() == 1;
     *out = m;
@@ -345,6 +390,7 @@ fail:
 void vit_free(vit_model *m)
 {
     if (!m) return;
+    unpack_linear(m);
     free(m->slab);
     free(m->blocks);
     free(m);
@@ -430,6 +476,11 @@ int vit_resample_pos(const float *src, int n, int dim, int grid_h, int grid_w, i
 
 int vit_state_new(vit_state **out, const vit_model *m, int grid_h, int grid_w)
 {
+    return vit_state_new_threads(out, m, grid_h, grid_w, 0);
+}
+
+int vit_state_new_threads(vit_state **out, const vit_model *m, int grid_h, int grid_w, int threads)
+{
     *out = NULL;
     if (grid_h < 1 || grid_w < 1 || (int64_t)grid_h * grid_w > 1000000)
         return kc_fail("vit: bad patch grid %dx%d", grid_h, grid_w);
@@ -438,7 +489,7 @@ int vit_state_new(vit_state **out, const vit_model *m, int grid_h, int grid_w)
     s->grid_h = grid_h;
     s->grid_w = grid_w;
     s->n_tok = (int)T;
-    s->n_threads = omp_get_max_threads();
+    s->n_threads = threads > 0 ? threads : omp_get_max_threads();
     if (s->n_threads < 1) s->n_threads = 1;
     s->pos = kc_malloc(G * D * sizeof(float));
     s->patches = kc_malloc(G * 3 * (size_t)m->patch * m->patch * sizeof(float));
@@ -473,6 +524,10 @@ void vit_state_free(vit_state *s)
 }
 
 /* ---- kernels ------------------------------------------------------------------------------ */
+
+/* A linear layer on its packed weights with fused post-ops (1), or 0: the caller computes it with
+ * gemm_nt and the row kernels below (no packed layer, or no primitive for this row count). */
+#define LINEAR(L, rows, A, C) ((L) && kc_linear_run((L), (rows), (A), (C)) == 0)
 
 /* C (M, N) = A (M, K) B^T + beta C, with B (N, K): every product of the forward. */
 static void gemm_nt(int M, int N, int K, float alpha, const float *A, int lda, const float *B,
@@ -597,6 +652,15 @@ static void embed_rows(const vit_model *m, vit_state *s, const float *chw, int r
                        (size_t)p * sizeof(float));
     }
     float *xr = s->x + (size_t)r0 * D;
+    if (m->lin_pe && kc_linear_run(m->lin_pe, g1 - g0, s->patches + (size_t)g0 * K, xr) == 0) {
+        for (int g = g0; g < g1; g++) { /* the bias is in already */
+            float *o = s->x + (size_t)(g + m->cls) * D;
+            const float *pe = s->pos + (size_t)g * D;
+#pragma omp simd
+            for (int i = 0; i < D; i++) o[i] += pe[i];
+        }
+        return;
+    }
     gemm_nt(g1 - g0, D, K, 1.0f, s->patches + (size_t)g0 * K, K, m->pe_w, K, 0.0f, xr, D);
     for (int g = g0; g < g1; g++) {
         float *o = s->x + (size_t)(g + m->cls) * D;
@@ -759,8 +823,13 @@ int vit_forward_ex(const vit_model *m, vit_state *s, const float *chw, int grid_
             const int full = b < full_blocks;
             layer_norm(xr, D, xnr, D, rows, D, B->ln1_w, B->ln1_b, eps);
             if (full) {
-                gemm_nt(rows, 3 * D, D, 1.0f, xnr, D, B->qkv_w, D, 0.0f, qkvr, 3 * D);
-                add_bias(qkvr, 3 * D, rows, 3 * D, B->qkv_b);
+                if (!LINEAR(B->lin_qkv, rows, xnr, qkvr)) {
+                    gemm_nt(rows, 3 * D, D, 1.0f, xnr, D, B->qkv_w, D, 0.0f, qkvr, 3 * D);
+                    add_bias(qkvr, 3 * D, rows, 3 * D, B->qkv_b);
+                }
+            } else if (LINEAR(B->lin_keys, rows, xnr, s->att + (size_t)r0 * D)) { /* keys only */
+                for (int r = 0; r < rows; r++) /* (the matmul takes a dense C: via s->att) */
+                    memcpy(qkvr + (size_t)r * 3 * D + D, s->att + (size_t)(r0 + r) * D, (size_t)D * sizeof(float));
             } else { /* keys only: the k rows of qkv */
                 gemm_nt(rows, D, D, 1.0f, xnr, D, B->qkv_w + (size_t)D * D, D, 0.0f, qkvr + D,
                         3 * D);
@@ -779,20 +848,27 @@ int vit_forward_ex(const vit_model *m, vit_state *s, const float *chw, int grid_
 #pragma omp barrier
 #pragma omp for schedule(dynamic, 1)
             for (int it = 0; it < n_items; it++) {
-                int h = it % m->heads, blk = it / m->heads;
+                /* head-major: consecutive items share the head's k and v rows (in cache) */
+                int h = it / n_items_per_head, blk = it % n_items_per_head;
                 int q0 = blk * ATT_ROWS, q1 = q0 + ATT_ROWS < T ? q0 + ATT_ROWS : T;
                 attention_item(m, s, scores, h, q0, q1);
             }
             /* (implicit barrier) the rest is local to this thread's rows */
             float *attr = s->att + (size_t)r0 * D;
             float *hid = s->hidden + (size_t)r0 * M;
-            gemm_nt(rows, D, D, 1.0f, attr, D, B->proj_w, D, 1.0f, xr, D);
-            add_bias(xr, D, rows, D, B->proj_b);
+            if (!LINEAR(B->lin_proj, rows, attr, xr)) {
+                gemm_nt(rows, D, D, 1.0f, attr, D, B->proj_w, D, 1.0f, xr, D);
+                add_bias(xr, D, rows, D, B->proj_b);
+            }
             layer_norm(xr, D, xnr, D, rows, D, B->ln2_w, B->ln2_b, eps);
-            gemm_nt(rows, M, D, 1.0f, xnr, D, B->fc1_w, D, 0.0f, hid, M);
-            bias_gelu(hid, rows, M, B->fc1_b);
-            gemm_nt(rows, D, M, 1.0f, hid, M, B->fc2_w, M, 1.0f, xr, D);
-            add_bias(xr, D, rows, D, B->fc2_b);
+            if (!LINEAR(B->lin_fc1, rows, xnr, hid)) {
+                gemm_nt(rows, M, D, 1.0f, xnr, D, B->fc1_w, D, 0.0f, hid, M);
+                bias_gelu(hid, rows, M, B->fc1_b);
+            }
+            if (!LINEAR(B->lin_fc2, rows, hid, xr)) {
+                gemm_nt(rows, D, M, 1.0f, hid, M, B->fc2_w, M, 1.0f, xr, D);
+                add_bias(xr, D, rows, D, B->fc2_b);
+            }
         }
         if (tokens) {
             int a = r0 > cls ? r0 : cls;

@@ -24,7 +24,8 @@
  * and calls the products (pipeline/gemm.h) single-threaded from inside it; vit_init sets the
  * pthread build of OpenBLAS to one thread for the whole process (its fallback path).  One state
  * per concurrent forward.  KC_VIT_THREADING=openblas (benchmarks only) runs each product over
- * all rows on the product library's own threads instead.
+ * all rows on the product library's own threads instead; KC_VIT_LINEAR=0 (benchmarks only) keeps
+ * the linear layers off the matmul path (kc_linear, pipeline/gemm.h) for an A/B comparison.
  */
 #ifndef KC_VIT_H
 #define KC_VIT_H
@@ -64,6 +65,11 @@ double vit_flops(const vit_model *m, int grid_h, int grid_w, int want_tokens);
 int vit_resample_pos(const float *src, int n, int dim, int grid_h, int grid_w, int hf, float *dst);
 
 int vit_state_new(vit_state **s, const vit_model *m, int grid_h, int grid_w);
+/* The same for a forward on `threads` threads (0: omp_get_max_threads()); threads = 1 for one
+ * image per core (several states, each forward called from its own thread of a parallel region).
+ * Where the linear layers run on the matmul path (kc_linear_available()) every output row is
+ * computed the same way whatever the split, so one forward on 1 or n threads gives the same bytes. */
+int vit_state_new_threads(vit_state **s, const vit_model *m, int grid_h, int grid_w, int threads);
 void vit_state_free(vit_state *s);
 /* chw: (3, grid_h*patch, grid_w*patch) normalised.  keys, tokens: (grid_h*grid_w, dim) or NULL. */
 int vit_forward(const vit_model *m, vit_state *s, const float *chw, int grid_h, int grid_w,

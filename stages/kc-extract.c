@@ -1,6 +1,7 @@
 /* stages/kc-extract.c — images -> keys.h5 (ViT attention keys and/or output tokens, or the
  * no-learning colour features).  See DESIGN.md "Stages", "The model", "The cache". */
 #include <getopt.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,7 @@ static void usage(FILE *f)
             "usage: kc-extract --weights FILE [--checkpoint-key K] [--model vit|color] [--drop-cls]\n"
             "                  [--heads H] [--ln-eps E] --dataset SPEC [--policy square480|short480|native16]\n"
             "                  [--features keys|tokens|attn|keys,tokens,...] [--posembed dino|hf] [--batch N]\n"
-            "                  [--patch P] [--shard i/n] [--verbose] --out keys.h5\n"
+            "                  [--patch P] [--shard i/n] [--split auto|images|rows] [--verbose] --out keys.h5\n"
             "\n"
             "Runs a ViT teacher (or the no-learning colour extractor) over a dataset and stores, per\n"
             "image, the last block's attention keys and/or its output tokens, without the class token.\n"
@@ -47,7 +48,12 @@ static void usage(FILE *f)
             "  --out FILE            the cache to write (atomically; an interrupted run resumes)\n"
             "  --shard i/n           only slice i of n of the images (pipeline/shard.h); merge the n\n"
             "                        shard caches with kc-merge\n"
-            "  --verbose             print once which product kernels run (library, version, ISA)\n"
+            "  --split auto|images|rows  how the cores share the work: images = one image per core (each\n"
+            "                        forward on one thread), rows = every image over all cores; auto\n"
+            "                        (default) runs one image per core where the outputs are the same\n"
+            "                        bytes either way (the matmul path, see --verbose), else rows\n"
+            "  --verbose             print once which product kernels run (library, version, ISA), and\n"
+            "                        the time taken: start-up, first batch, ms per image after it\n"
             "  environment: KC_ISA=avx512|avx2|generic forces a kernel path (default: the best\n"
             "                        this CPU has); the cache records the one used (attribute products)\n"
             "\n"
@@ -62,6 +68,84 @@ static const char *products_describe(void)
     static char buf[256];
     snprintf(buf, sizeof buf, "%s; row kernels %s", kc_gemm_describe(), kc_simd_level() >= 2 ? "avx512" : "avx2");
     return buf;
+}
+
+/* One image of a batch: decoded input, its grid, and its outputs. */
+typedef struct extract_job {
+    const char *path;
+    int gh, gw;                  /* the grid from the image's header */
+    float *chw;                  /* (3, gh*patch, gw*patch) normalised, NULL once run */
+    float *keys, *tokens, *attn; /* outputs, or NULL when not wanted */
+} extract_job;
+
+/* The first error of a parallel loop, kept for the main thread (path: prefix, or NULL). */
+static void job_error(char *errmsg, size_t size, const char *path)
+{
+#pragma omp critical(kc_extract_err)
+    if (!errmsg[0]) {
+        if (path) snprintf(errmsg, size, "%s: %s", path, kc_error());
+        else snprintf(errmsg, size, "%s", kc_error());
+    }
+}
+
+/* Decode and preprocess; the decoded size must give the grid the header gave. */
+static int job_decode(extract_job *j, kc_policy policy, int patch, char *errmsg, size_t size)
+{
+    kc_image im = {0, 0, NULL};
+    int bh = 0, bw = 0, rc = 0;
+    j->chw = NULL;
+    if (image_load_rgb(j->path, &im) < 0 || policy_prepare(&im, policy, patch, &j->chw, &bh, &bw) < 0) {
+        job_error(errmsg, size, NULL);
+        rc = -1;
+    } else if (bh / patch != j->gh || bw / patch != j->gw) {
+        kc_fail("%s: decoded size differs from its header (grid %dx%d, expected %dx%d)", j->path, bh / patch,
+                bw / patch, j->gh, j->gw);
+        job_error(errmsg, size, NULL);
+        rc = -1;
+    }
+    if (im.rgb) image_free(&im);
+    if (rc < 0) {
+        free(j->chw);
+        j->chw = NULL;
+    }
+    return rc;
+}
+
+static void job_alloc(extract_job *j, int keys, int tokens, int attn, int dim, int heads)
+{
+    size_t n_tok = (size_t)j->gh * j->gw;
+    j->keys = keys ? kc_malloc(n_tok * (size_t)dim * sizeof(float)) : NULL;
+    j->tokens = tokens ? kc_malloc(n_tok * (size_t)dim * sizeof(float)) : NULL;
+    j->attn = attn ? kc_malloc(n_tok * (size_t)heads * sizeof(float)) : NULL;
+}
+
+enum { SPLIT_AUTO, SPLIT_IMAGES, SPLIT_ROWS };
+
+/* A resume must compute with the path that made the pieces already there.  OUT.partial/products
+ * names that path (written after the first open; the fingerprint, which includes it, is the guard
+ * where the note is missing): another one is refused with both named. */
+static int check_products(const char *out, const char *products)
+{
+    char *path = kc_strfmt("%s.partial/products", out);
+    uint8_t *old = NULL;
+    size_t n = 0;
+    int rc = 0;
+    if (kc_exists(path) && kc_read_file(path, &old, &n) == 0 &&
+        (n != strlen(products) || memcmp(old, products, n) != 0))
+        rc = kc_fail("%s.partial holds pieces computed with products '%.*s', and this run computes with "
+                     "'%s' (another CPU, or KC_ISA): the cache would mix the two; finish it where it was "
+                     "started (or with the same KC_ISA), or remove %s.partial to start over",
+                     out, (int)n, (const char *)old, products, out);
+    free(old);
+    free(path);
+    return rc;
+}
+
+static void note_products(const char *out, const char *products)
+{
+    char *path = kc_strfmt("%s.partial/products", out);
+    if (!kc_exists(path)) kc_write_file_atomic(path, products, strlen(products)); /* a note only */
+    free(path);
 }
 
 /* "keys", "tokens", "attn" or a comma list of them, each at most once. */
@@ -84,18 +168,19 @@ static int parse_features(const char *list, int *keys, int *tokens, int *attn)
 
 int main(int argc, char **argv)
 {
+    const double t_main = kc_now();
     kc_set_prog("kc-extract");
     kc_set_cmdline(argc, argv);
     const char *weights = NULL, *ckey = NULL, *model_name = NULL, *spec = NULL, *policy_s = NULL,
                *features = "keys", *posembed = "dino", *out = NULL;
-    int drop_cls = 0, heads = 0, batch = 8, patch_color = 16, verbose = 0;
+    int drop_cls = 0, heads = 0, batch = 8, patch_color = 16, verbose = 0, split_mode = SPLIT_AUTO;
     double ln_eps = 0;
     static struct option opts[] = {{"weights", 1, 0, 'w'},  {"checkpoint-key", 1, 0, 'k'}, {"model", 1, 0, 'm'},
                                    {"drop-cls", 0, 0, 'd'}, {"heads", 1, 0, 'H'},          {"ln-eps", 1, 0, 'e'},
                                    {"dataset", 1, 0, 's'},  {"policy", 1, 0, 'p'},         {"features", 1, 0, 'f'},
                                    {"posembed", 1, 0, 'P'}, {"out", 1, 0, 'o'},            {"batch", 1, 0, 'b'},
                                    {"patch", 1, 0, 'x'},    {"help", 0, 0, 'h'},           {"shard", 1, 0, 'S'},
-                                   {"verbose", 0, 0, 'v'},  {0, 0, 0, 0}};
+                                   {"verbose", 0, 0, 'v'},  {"split", 1, 0, 'T'},          {0, 0, 0, 0}};
     kc_shard shard = KC_SHARD_NONE;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -117,6 +202,12 @@ int main(int argc, char **argv)
             if (shard_parse(optarg, &shard) < 0) kc_die();
             break;
         case 'v': verbose = 1; break;
+        case 'T':
+            if (!strcmp(optarg, "auto")) split_mode = SPLIT_AUTO;
+            else if (!strcmp(optarg, "images")) split_mode = SPLIT_IMAGES;
+            else if (!strcmp(optarg, "rows")) split_mode = SPLIT_ROWS;
+            else kc_die_msg("--split: unknown '%s' (auto, images or rows)", optarg);
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -228,102 +319,147 @@ int main(int argc, char **argv)
     }
     char ids_hash[65];
     sha256_hex(&idh, ids_hash);
+    /* the product path too: pieces computed by two paths (a resume on another CPU, or under another
+     * KC_ISA) would differ in their last bits, so they are never mixed (check_products) */
+    const char *products = use_vit ? products_describe() : "-";
     const char *parts[] = {"kc-extract", KC_VERSION, model_name, use_vit ? w.sha256 : "-", ckey ? ckey : "-",
                            drop_cls ? "drop-cls" : "-", heads_s, eps_s, policy_name(policy), features, posembed,
-                           batch_s, patch_s, ids_hash, shard_str(&shard, shard_s)};
+                           batch_s, patch_s, ids_hash, products, shard_str(&shard, shard_s)};
     char fp[65];
     cache_fingerprint(fp, (int)(sizeof parts / sizeof *parts) - !shard_active(&shard), parts);
 
     int n_batches = (ds.n + batch - 1) / batch;
+    if (check_products(out, products) < 0) kc_die();
     cache_writer cw;
     if (cache_writer_open(&cw, out, CACHE_FORMAT_FEATURES, fp, n_batches) < 0) kc_die();
+    note_products(out, products);
 
     progress pr;
     progress_init(&pr, "extract", ds.n, "images");
-    vit_state *state = NULL;
+    const int nt = omp_get_max_threads() > 0 ? omp_get_max_threads() : 1;
+    /* one image per thread only where the rows come out the same either way (see --split) */
+    const int per_image_ok = use_vit && nt > 1 && kc_linear_available();
+    extract_job *jobs = kc_calloc((size_t)batch, sizeof *jobs);
+    vit_state *state = NULL, **tstate = kc_calloc((size_t)nt, sizeof *tstate);
+    int *tgrid = kc_calloc((size_t)nt * 2, sizeof *tgrid); /* the grid of each thread's state */
     int state_gh = 0, state_gw = 0;
-    float **chw = kc_calloc((size_t)batch, sizeof *chw);
-    int *bh = kc_calloc((size_t)batch, sizeof *bh), *bw = kc_calloc((size_t)batch, sizeof *bw);
+    double t_start = kc_now(), t_first = 0;
+    int n_done = 0, n_first = 0;
     for (int b = 0; b < n_batches; b++) {
         int first = b * batch, count = ds.n - first < batch ? ds.n - first : batch;
         if (cache_writer_have(&cw, b)) {
             progress_skip(&pr, count);
             continue;
         }
-        /* decode and preprocess the batch in parallel */
+        /* images k < n_img: one per thread (decoded and run by that thread); the rest: decoded in
+         * parallel, then each run over all threads */
+        int n_img = split_mode == SPLIT_IMAGES ? count : split_mode == SPLIT_AUTO && per_image_ok ? count - count % nt : 0;
+        if (n_img > 0 && !use_vit) n_img = 0;
         char errmsg[2048] = "";
-#pragma omp parallel for schedule(dynamic, 1)
         for (int k = 0; k < count; k++) {
-            kc_image im = {0, 0, NULL};
-            int i = first + k;
-            chw[k] = NULL;
-            if (image_load_rgb(ds.paths[i], &im) < 0 || policy_prepare(&im, policy, patch, &chw[k], &bh[k], &bw[k]) < 0) {
-#pragma omp critical(kc_extract_err)
-                if (!errmsg[0]) snprintf(errmsg, sizeof errmsg, "%s", kc_error());
-                chw[k] = NULL;
-            }
-            if (im.rgb) image_free(&im);
+            jobs[k] = (extract_job){.path = ds.paths[first + k], .gh = ix.grid[2 * (first + k)], .gw = ix.grid[2 * (first + k) + 1]};
         }
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int k = n_img; k < count; k++) job_decode(&jobs[k], policy, patch, errmsg, sizeof errmsg);
         if (errmsg[0]) {
             kc_set_error(errmsg);
             kc_die();
         }
-        cache_piece *piece = cache_piece_new(&cw, b);
-        for (int k = 0; k < count; k++) {
-            int i = first + k;
-            int gh = bh[k] / patch, gw = bw[k] / patch;
-            if (gh != ix.grid[2 * i] || gw != ix.grid[2 * i + 1])
-                kc_die_msg("%s: decoded size differs from its header (grid %dx%d, expected %dx%d)", ds.paths[i], gh,
-                           gw, ix.grid[2 * i], ix.grid[2 * i + 1]);
-            size_t n_tok = (size_t)gh * gw;
-            float *keys = want_keys ? kc_malloc(n_tok * (size_t)dim * sizeof(float)) : NULL;
-            float *tokens = want_tokens ? kc_malloc(n_tok * (size_t)dim * sizeof(float)) : NULL;
-            float *attn = want_attn ? kc_malloc(n_tok * (size_t)vit_heads(model) * sizeof(float)) : NULL;
-            if (use_vit) {
-                if (!state || gh != state_gh || gw != state_gw) {
-                    if (state) vit_state_free(state);
-                    if (vit_state_new(&state, model, gh, gw) < 0) kc_die();
-                    state_gh = gh;
-                    state_gw = gw;
+        for (int k = 0; k < count; k++) job_alloc(&jobs[k], want_keys, want_tokens, want_attn, dim, use_vit ? vit_heads(model) : 0);
+        if (n_img > 0) {
+#pragma omp parallel num_threads(nt)
+            {
+                const int tid = omp_get_thread_num();
+#pragma omp for schedule(dynamic, 1)
+                for (int k = 0; k < n_img; k++) {
+                    extract_job *j = &jobs[k];
+                    if (job_decode(j, policy, patch, errmsg, sizeof errmsg) < 0) continue;
+                    vit_state **ts = &tstate[tid];
+                    if (!*ts || tgrid[2 * tid] != j->gh || tgrid[2 * tid + 1] != j->gw) {
+                        vit_state_free(*ts);
+                        tgrid[2 * tid] = j->gh, tgrid[2 * tid + 1] = j->gw;
+                        if (vit_state_new_threads(ts, model, j->gh, j->gw, 1) < 0) {
+                            job_error(errmsg, sizeof errmsg, NULL);
+                            continue;
+                        }
+                    }
+                    const vit_outputs vo = {j->keys, j->tokens, j->attn};
+                    if (vit_forward_ex(model, *ts, j->chw, j->gh, j->gw, &vo) < 0) job_error(errmsg, sizeof errmsg, j->path);
+                    free(j->chw);
+                    j->chw = NULL;
+                    progress_add(&pr, 1);
                 }
-                const vit_outputs vo = {keys, tokens, attn};
-                if (vit_forward_ex(model, state, chw[k], gh, gw, &vo) < 0) {
-                    kc_fail_prefix("%s", ds.paths[i]);
+            }
+            if (errmsg[0]) {
+                kc_set_error(errmsg);
+                kc_die();
+            }
+        }
+        for (int k = n_img; k < count; k++) {
+            extract_job *j = &jobs[k];
+            if (use_vit) {
+                if (!state || j->gh != state_gh || j->gw != state_gw) {
+                    if (state) vit_state_free(state);
+                    if (vit_state_new(&state, model, j->gh, j->gw) < 0) kc_die();
+                    state_gh = j->gh;
+                    state_gw = j->gw;
+                }
+                const vit_outputs vo = {j->keys, j->tokens, j->attn};
+                if (vit_forward_ex(model, state, j->chw, j->gh, j->gw, &vo) < 0) {
+                    kc_fail_prefix("%s", j->path);
                     kc_die();
                 }
             } else {
-                float *f = keys ? keys : tokens;
-                if (color_features(chw[k], gh, gw, patch, f) < 0) kc_die();
-                if (keys && tokens) memcpy(tokens, keys, n_tok * (size_t)dim * sizeof(float));
+                size_t n_tok = (size_t)j->gh * j->gw;
+                float *f = j->keys ? j->keys : j->tokens;
+                if (color_features(j->chw, j->gh, j->gw, patch, f) < 0) kc_die();
+                if (j->keys && j->tokens) memcpy(j->tokens, j->keys, n_tok * (size_t)dim * sizeof(float));
             }
-            int64_t dims[2] = {(int64_t)n_tok, dim};
-            char *name;
-            if (keys) {
-                name = kc_strfmt("/features/keys/%s", ds.ids[i]);
-                if (cache_piece_put_f32(piece, name, keys, 2, dims) < 0) kc_die();
-                free(name);
-            }
-            if (tokens) {
-                name = kc_strfmt("/features/tokens/%s", ds.ids[i]);
-                if (cache_piece_put_f32(piece, name, tokens, 2, dims) < 0) kc_die();
-                free(name);
-            }
-            if (attn) {
-                int64_t adims[2] = {vit_heads(model), (int64_t)n_tok};
-                name = kc_strfmt("/features/attn/%s", ds.ids[i]);
-                if (cache_piece_put_f32(piece, name, attn, 2, adims) < 0) kc_die();
-                free(name);
-            }
-            free(keys);
-            free(tokens);
-            free(attn);
-            free(chw[k]);
-            chw[k] = NULL;
+            free(j->chw);
+            j->chw = NULL;
             progress_add(&pr, 1);
         }
+        cache_piece *piece = cache_piece_new(&cw, b);
+        for (int k = 0; k < count; k++) {
+            extract_job *j = &jobs[k];
+            const char *id = ds.ids[first + k];
+            int64_t dims[2] = {(int64_t)j->gh * j->gw, dim};
+            char *name;
+            if (j->keys) {
+                name = kc_strfmt("/features/keys/%s", id);
+                if (cache_piece_put_f32(piece, name, j->keys, 2, dims) < 0) kc_die();
+                free(name);
+            }
+            if (j->tokens) {
+                name = kc_strfmt("/features/tokens/%s", id);
+                if (cache_piece_put_f32(piece, name, j->tokens, 2, dims) < 0) kc_die();
+                free(name);
+            }
+            if (j->attn) {
+                int64_t adims[2] = {vit_heads(model), dims[0]};
+                name = kc_strfmt("/features/attn/%s", id);
+                if (cache_piece_put_f32(piece, name, j->attn, 2, adims) < 0) kc_die();
+                free(name);
+            }
+            free(j->keys);
+            free(j->tokens);
+            free(j->attn);
+            j->keys = j->tokens = j->attn = NULL;
+        }
         if (cache_piece_commit(piece) < 0) kc_die();
+        if (!n_done) t_first = kc_now(), n_first = count;
+        n_done += count;
     }
+    const double t_end = kc_now();
     if (state) vit_state_free(state);
+    for (int t = 0; t < nt; t++) vit_state_free(tstate[t]);
+    free(tstate);
+    free(tgrid);
+    free(jobs);
+    if (verbose && n_done > 0)
+        kc_info("time: %d images in %.2f s after %.2f s of start-up (first batch of %d: %.2f s; the others %.1f ms/image)",
+                n_done, t_end - t_start, t_start - t_main, n_first, t_first - t_start,
+                n_done > n_first ? 1e3 * (t_end - t_first) / (n_done - n_first) : 0.0);
 
     cache_prov prov = {0};
     prov_set(&prov, "command", kc_cmdline());
@@ -372,9 +508,6 @@ int main(int argc, char **argv)
     cache_writer_free(&cw);
     free(ix.grid);
     free(ix.size);
-    free(chw);
-    free(bh);
-    free(bw);
     if (model) vit_free(model);
     if (use_vit) weights_free(&w);
     dataset_free(&ds);

@@ -14,22 +14,9 @@
 #include "pipeline/kc.h"
 #include "pipeline/vit.h"
 #include "pipeline/weights.h"
+#include "tests/bench_vitnet.h"
 
-static uint64_t rng = 88172645463325252ull;
-static float frand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (float)((rng >> 40) / 16777216.0) - 0.5f;
-}
-
-typedef struct tensor {
-    char name[64];
-    int ndim;
-    int64_t shape[4];
-    float scale, offset;
-} tensor;
+static float frand(void) { return bench_frand(); }
 
 static int forward_bench(const char *path, int rounds)
 {
@@ -81,42 +68,9 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--dim")) D = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--depth")) depth = atoi(argv[i + 1]);
     }
-    const int M = 4 * D;
-    int nt = 0;
-    tensor *t = calloc((size_t)(6 + 12 * depth), sizeof *t);
-#define T(nm, sc, off, nd, ...)                                                                   \
-    do {                                                                                         \
-        const int64_t sh_[] = {__VA_ARGS__};                                                     \
-        snprintf(t[nt].name, sizeof t[nt].name, "%s", nm);                                       \
-        t[nt].ndim = nd;                                                                         \
-        memcpy(t[nt].shape, sh_, sizeof sh_);                                                    \
-        t[nt].scale = sc;                                                                        \
-        t[nt++].offset = off;                                                                    \
-    } while (0)
-    char nm[64];
-    T("patch_embed.proj.weight", 0.1f, 0, 4, D, 3, p, p);
-    T("patch_embed.proj.bias", 0.1f, 0, 1, D);
-    T("cls_token", 0.5f, 0, 3, 1, 1, D);
-    T("pos_embed", 0.5f, 0, 3, 1, n * n + 1, D);
-    for (int b = 0; b < depth; b++) {
-#define B(suffix, sc, off, nd, ...)                                                               \
-    snprintf(nm, sizeof nm, "blocks.%d.%s", b, suffix);                                           \
-    T(nm, sc, off, nd, __VA_ARGS__)
-        B("norm1.weight", 0.2f, 1, 1, D);
-        B("norm1.bias", 0.2f, 0, 1, D);
-        B("attn.qkv.weight", 0.1f, 0, 2, 3 * D, D);
-        B("attn.qkv.bias", 0.1f, 0, 1, 3 * D);
-        B("attn.proj.weight", 0.1f, 0, 2, D, D);
-        B("attn.proj.bias", 0.1f, 0, 1, D);
-        B("norm2.weight", 0.2f, 1, 1, D);
-        B("norm2.bias", 0.2f, 0, 1, D);
-        B("mlp.fc1.weight", 0.1f, 0, 2, M, D);
-        B("mlp.fc1.bias", 0.1f, 0, 1, M);
-        B("mlp.fc2.weight", 0.05f, 0, 2, D, M);
-        B("mlp.fc2.bias", 0.1f, 0, 1, D);
-    }
-    T("norm.weight", 0.2f, 1, 1, D);
-    T("norm.bias", 0.2f, 0, 1, D);
+    bench_tensor *t = calloc((size_t)BENCH_VIT_MAX_TENSORS(depth), sizeof *t);
+    if (!t) return 1;
+    const int nt = bench_vit_tensors(t, D, depth, 4 * D, p, n);
     /* header: {"name":{"dtype":"F32","shape":[...],"data_offsets":[a,b]},...} padded to 8 bytes */
     kc_buf h = {0};
     int64_t off = 0;

@@ -35,6 +35,47 @@ run_keycut() { # label, then bench_vit arguments
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 run_keycut keys480 --size 480
 run_keycut tokens480x832 --size 480 --width 832 --tokens
+# kc-extract itself (the real stage: JPEG decoding, resizing, the forward, HDF5 pieces), the same
+# random network written as safetensors; DAVIS 854x480 frames from $KC_SHARED_DATA when present (keys at
+# square480, tokens at short480 = 480x848), else generated images.  Steady state = the images after
+# the first batch (kc-extract --verbose prints it), one image per core (--split images, the default
+# here) against every image over all cores (--split rows), alternating.
+EX_N=${BENCH_EXTRACT_IMAGES:-24}
+SHARED=${KC_SHARED_DATA:-$(cd .. && pwd)/shared/data}
+exdir=$BUILD/bench-data/extract
+mkdir -p "$exdir"
+net=$BUILD/bench-data/attn/vits16.safetensors
+if [ -x "$BUILD/tests/bench_attn" ] && [ -x "$BUILD/kc-extract" ]; then
+  [ -f "$net" ] || { mkdir -p "$(dirname "$net")" && "$BUILD/tests/bench_attn" "$net" >/dev/null; }
+  frames=$(ls "$SHARED"/davis/JPEGImages/480p/*/*.jpg 2>/dev/null | head -n "$EX_N")
+  if [ "$(wc -l <<<"$frames")" -ge "$EX_N" ] && [ -n "$frames" ]; then
+    echo "$frames" >"$exdir/list.txt"; exsrc="DAVIS frames 854x480 ($SHARED)"
+  else
+    [ -d "$exdir/demo/voc" ] || "$BUILD/kc-demo-data" --out "$exdir/demo" --train 1 --val "$EX_N" --videos 1 --frames 3 >/dev/null 2>&1
+    ls "$PWD/$exdir"/demo/voc/JPEGImages/*.jpg | head -n "$EX_N" >"$exdir/list.txt"; exsrc="generated images (kc-demo-data)"
+  fi
+  echo "-- kc-extract, $(wc -l <"$exdir/list.txt") $exsrc, batch 8, $THREADS threads (steady state: images after the first batch)"
+  for spec in "keys square480" "tokens short480"; do
+    read -r kind pol <<<"$spec"
+    for split in images rows images rows; do
+      rm -rf "$exdir/out.h5" "$exdir/out.h5.partial"
+      line=$(OMP_NUM_THREADS=$THREADS KC_PROGRESS_SECONDS=1000 "$BUILD/kc-extract" --weights "$net" --dataset "list:$exdir/list.txt" \
+        --policy "$pol" --features "$kind" --split "$split" --verbose --out "$exdir/out.h5" 2>&1 | grep 'kc-extract: time:')
+      ms=$(sed -n 's/.*the others \([0-9.]*\) ms\/image.*/\1/p' <<<"$line")
+      echo "kc-extract $kind $pol --split $split: ${ms:-?} ms/image steady state (${line#*time: })"
+      echo "$ms" >>"$tmp/extract_${kind}_$split"
+    done
+  done
+  rm -rf "$exdir/out.h5"
+  for kind in keys tokens; do
+    for split in images rows; do
+      [ -s "$tmp/extract_${kind}_$split" ] && echo "$(sort -g "$tmp/extract_${kind}_$split" | head -n 1)" >"$tmp/extract_${kind}_${split}_best"
+    done
+  done
+else
+  echo "kc-extract: $BUILD/kc-extract or $BUILD/tests/bench_attn not built; skipped"
+fi
+
 echo "-- keycut keys480 on the other paths (KC_ISA, pipeline/gemm.h):"
 for isa in avx2 generic; do
   KC_ISA=$isa OMP_NUM_THREADS=$THREADS "$BUILD/tests/bench_vit" --images "$IMAGES" | grep -E '^(products|keycut forward:)' | paste -sd' ' | sed "s/^/KC_ISA=$isa: /"
@@ -83,4 +124,13 @@ ratio() { awk -v a="$2" -v b="$3" -v what="$1" -v tgt="$4" 'BEGIN{ if (a > 0 && 
 [ -f "$tmp/ort_keys" ] && ratio "onnxruntime keys480 / keycut" "$(best_of <"$tmp/ort_keys")" "$k" ">= 1.2x"
 [ -f "$tmp/ort_tokens" ] && ratio "onnxruntime tokens480x832 / keycut" "$(best_of <"$tmp/ort_tokens")" "$kt" ">= 1.2x"
 [ -f "$tmp/torch_user" ] && ratio "pytorch as run / keycut keys480" "$(best_of <"$tmp/torch_user")" "$k" ">= 5x"
-echo "keycut keys480: $k ms, tokens480x832: $kt ms"
+echo "keycut keys480: $k ms, tokens480x832: $kt ms (the forward in process)"
+for kind in keys tokens; do
+  for split in images rows; do
+    f=$tmp/extract_${kind}_${split}_best
+    [ -s "$f" ] && echo "kc-extract $kind --split $split: $(cat "$f") ms/image steady state (best run; decoding and HDF5 included)"
+  done
+done
+if [ -s "$tmp/extract_keys_images_best" ] && [ -f "$tmp/ort_keys" ]; then
+  ratio "onnxruntime keys480 / kc-extract keys (steady state)" "$(best_of <"$tmp/ort_keys")" "$(cat "$tmp/extract_keys_images_best")" ">= 1.2x"
+fi

@@ -3,6 +3,7 @@
  * (the path is chosen once per process).  Odd shapes, row strides with padding, alpha / beta, both
  * layouts, calls from inside an OpenMP parallel region (each thread its own rows, as vit.c does),
  * and run-to-run identity.  Tolerance: |diff| <= 1e-5 * K * max|ref entry| (float accumulation). */
+#include <math.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,6 +64,76 @@ static double one(int tb, int M, int N, int K, int pad, float alpha, float beta,
     return worst / ((K > 0 ? K : 1) * mx);
 }
 
+/* kc_linear (matmul with packed weights and fused bias / GELU / residual) against the double
+ * loop; the same bytes whatever the row split (one call, uneven chunks) and when two threads run
+ * the same layer at once (one image per core). */
+static void linear_checks(const char *isa)
+{
+    const int avail = kc_linear_available();
+    if (strcmp(isa, "avx512") != 0) {
+        CHECK(!avail, "KC_ISA=%s: the matmul path is on (it is for avx512 only)", isa);
+        float w = 1, b = 0;
+        CHECK(kc_linear_new(1, 1, &w, 1, &b, KC_LINEAR_BIAS, 1, 1) == NULL, "KC_ISA=%s: kc_linear_new gave a layer", isa);
+        return;
+    }
+    CHECK(avail, "KC_ISA=avx512: the matmul path is off (%s)", kc_gemm_describe());
+    if (!avail) return;
+    static const int shapes[][3] = {{301, 384, 96}, {97, 130, 70}, {45, 64, 1536}};
+    double worst = 0;
+    for (size_t c = 0; c < sizeof shapes / sizeof *shapes; c++)
+        for (int op = 0; op < 3; op++) {
+            const int M = shapes[c][0], N = shapes[c][1], K = shapes[c][2], ldw = K + 5;
+            float *A = malloc((size_t)M * K * sizeof *A), *W = malloc((size_t)N * ldw * sizeof *W), *b = malloc((size_t)N * sizeof *b);
+            float *C0 = malloc((size_t)M * N * sizeof *C0), *C[3];
+            for (int k = 0; k < 3; k++) C[k] = malloc((size_t)M * N * sizeof *C[k]);
+            for (size_t i = 0; i < (size_t)M * K; i++) A[i] = 2 * frand();
+            for (size_t i = 0; i < (size_t)N * ldw; i++) W[i] = frand() / 4;
+            for (int i = 0; i < N; i++) b[i] = frand();
+            for (size_t i = 0; i < (size_t)M * N; i++) C0[i] = C[0][i] = C[1][i] = C[2][i] = frand();
+            kc_linear *L = kc_linear_new(N, K, W, ldw, b, op, K, N);
+            CHECK(L != NULL, "kc_linear_new %dx%d op %d failed", N, K, op);
+            if (!L) continue;
+            CHECK(kc_linear_run(L, M, A, C[0]) == 0, "kc_linear_run %dx%dx%d op %d", M, N, K, op);
+            static const int cuts[] = {1, 8, 150};
+            for (int r0 = 0, q = 0; r0 < M; q++) { /* uneven chunks: 1, 8, 150, the rest */
+                int rows = q < 3 ? cuts[q] : M - r0;
+                if (rows > M - r0) rows = M - r0;
+                kc_linear_run(L, rows, A + (size_t)r0 * K, C[1] + (size_t)r0 * N);
+                r0 += rows;
+            }
+            CHECK(memcmp(C[0], C[1], (size_t)M * N * sizeof(float)) == 0, "op %d %dx%dx%d: rows in chunks differ from one call", op, M, N, K);
+            int same = 1;
+            for (int rep = 0; rep < 3; rep++) {
+#pragma omp parallel num_threads(2)
+                { /* both threads the same product at once, each into its own C */
+                    float *mine = omp_get_thread_num() == 0 ? C[2] : C[1];
+                    memcpy(mine, C0, (size_t)M * N * sizeof(float));
+                    kc_linear_run(L, M, A, mine);
+                }
+                same &= !memcmp(C[0], C[1], (size_t)M * N * sizeof(float)) && !memcmp(C[0], C[2], (size_t)M * N * sizeof(float));
+            }
+            CHECK(same, "op %d %dx%dx%d: two threads running the same layer at once differ from one", op, M, N, K);
+            double mx = 0, e = 0;
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    double acc = b[j];
+                    for (int k = 0; k < K; k++) acc += (double)A[(size_t)i * K + k] * W[(size_t)j * ldw + k];
+                    double r = op == KC_LINEAR_GELU ? 0.5 * acc * (1 + erf(acc / sqrt(2.0)))
+                             : op == KC_LINEAR_RESIDUAL ? C0[(size_t)i * N + j] + acc : acc;
+                    double d = fabs(C[0][(size_t)i * N + j] - r);
+                    if (fabs(r) > mx) mx = fabs(r);
+                    if (!(d <= e)) e = isnan(d) ? INFINITY : d;
+                }
+            e /= K * mx;
+            CHECK(e <= 1e-5, "op %d %dx%dx%d: error %.3g of K max|ref|", op, M, N, K, e);
+            if (e > worst) worst = e;
+            kc_linear_free(L);
+            free(A), free(W), free(b), free(C0);
+            for (int k = 0; k < 3; k++) free(C[k]);
+        }
+    printf("KC_ISA=%s: linear layers (bias, GELU, residual) worst |diff| / (K max|ref|) = %.3g; split and concurrent runs bit-identical\n", isa, worst);
+}
+
 static int run_checks(const char *isa)
 {
     const char *d = kc_gemm_describe();
@@ -101,6 +172,7 @@ static int run_checks(const char *isa)
     kc_gemm_nt(M, N, K, 1.0f, A, K, B, K, 0.0f, C2, N);
     CHECK(memcmp(C1, C2, (size_t)M * N * sizeof *C1) == 0, "KC_ISA=%s: two identical products differ", isa);
     free(A), free(B), free(C1), free(C2);
+    linear_checks(isa);
     return test_failed;
 }
 
