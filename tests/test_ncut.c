@@ -156,7 +156,7 @@ static void test_parity(tcase *cases, int n_cases)
     CHECK(lines > 600, "only %d reference lines", lines);
     CHECK(bad_masks == 0, "%d masks differ outside knife edges", bad_masks);
     printf("parity: %d masks compared, %d knife-edge (%d flagged by kc's tie rules, %d of them for an eigengap in "
-           "[0.9e-6, 1e-5) alone; the rest by the reference's own rules or a cosine within 1e-6 of tau; %d of them "
+           "[0.9e-6, 1e-5) alone; the rest by the reference's own rules or an edge on the order of S's double sum; %d of them "
            "differ), %d differ elsewhere; worst lambda2 relative error %.2e (tol 1e-5)\n",
            lines, knife_total, knife_ours, knife_gap, knife_differ, bad_masks, worst_rel);
     printf("identical masks per setting (over the cases that ran it):\n");

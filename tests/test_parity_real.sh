@@ -10,7 +10,7 @@
 # 30x30) -> kc-center -> kc-decode of
 # all 144 settings, raw and centred; every mask is compared with ncut_ref.decode on the same cache
 # (the tie rules of docs/ties.md): identical except knife edges (kc-decode's knife_edge flag, the
-# reference's own flag by the same rules, a cosine within 1e-6 of tau; counted and printed),
+# reference's own flag by the same rules, an edge that would depend on the order of S's double sum; counted and printed),
 # degenerate flags equal, lambda2 to 1e-5 relative, eigengap to 1e-5 of lambda3.
 # Propagation: kc-extract tokens (short480, 30x52) of the first $frames frames of each DAVIS
 # sequence (a davis-layout folder of links under $BUILD/test-tmp), kc-propagate, and
