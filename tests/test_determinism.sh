@@ -12,9 +12,11 @@
 # One answer on every path (issue 11, docs/ties.md): A's features decoded again (the 144-setting
 # sweep on the centred keys and on the colour features) under every KC_ISA (avx512, avx2, generic;
 # ignored by builds that do not read it) x OMP_NUM_THREADS 1 and 2, with the dense LAPACKE solver
-# forced (KC_NCUT_SOLVER=dense), and by a NATIVE=1 build when $NATIVE_BUILD (default build-native)
-# holds one: every masks cache equals the default run's dataset by dataset, except masks flagged
-# knife_edge (tests/bad/tools/masks_same.py; the flagged counts are printed).
+# forced (KC_NCUT_SOLVER=dense), by the other-architecture kc-decode `make test` builds
+# ($BUILD/other-arch: decoders/ compiled with -march=native, or x86-64-v3 under NATIVE=1; skipped
+# when absent) and by a whole NATIVE=1 build when $NATIVE_BUILD (default build-native) holds one:
+# every masks cache equals the default run's dataset by dataset, except masks flagged knife_edge
+# (tests/bad/tools/masks_same.py; the flagged counts are printed).
 source "$(dirname "$0")/lib.sh"
 export KC_QUIET=1 OMP_WAIT_POLICY=PASSIVE
 B=$(cd "$BUILD" && pwd)
@@ -124,12 +126,16 @@ for isa in avx512 avx2 generic; do
 done
 # the dense solver costs ~80 ms per solve: two of the six images (--shard 1/3)
 paths+=("KC_NCUT_SOLVER=dense OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2")
+# the other build: kc-decode with decoders/ compiled for -march=native (x86-64-v3 when this build is
+# NATIVE=1), made by `make test` ($BUILD/other-arch); and a whole NATIVE=1 build when one exists
+[ -x "$B/other-arch/kc-decode" ] && paths+=("OTHER_ARCH OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2")
 NB=${NATIVE_BUILD:-build-native}
 [ -x "$ROOT/$NB/kc-decode" ] && paths+=("NATIVE_BUILD OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2")
 k=0
 for p in "${paths[@]}"; do
   k=$((k + 1))
   bin=$B; envs=$p; opt=; sub=
+  [[ $p == OTHER_ARCH* ]] && { bin=$B/other-arch; envs=${p#OTHER_ARCH }; }
   [[ $p == NATIVE_BUILD* ]] && { bin=$ROOT/$NB; envs=${p#NATIVE_BUILD }; }
   [[ $p == KC_NCUT_SOLVER=dense* ]] && { opt="--shard 1/3"; sub=--subset; }
   # shellcheck disable=SC2086 # $envs: words NAME=VALUE
@@ -142,6 +148,7 @@ for p in "${paths[@]}"; do
     bad "decode under $p failed: $(tail -n 2 "$T/log-paths.txt")"
   fi
 done
-[ -x "$ROOT/$NB/kc-decode" ] || echo "NATIVE=1 build: none in $NB (make NATIVE=1 BUILD=$NB all to compare it too)"
+[ -x "$B/other-arch/kc-decode" ] || skip "one answer on every build: $BUILD/other-arch/kc-decode not built (make test builds it)"
+[ -x "$ROOT/$NB/kc-decode" ] || echo "whole NATIVE=1 build: none in $NB (make NATIVE=1 BUILD=$NB all to compare it too)"
 echo "$T_PASS passed, $T_FAIL failed"
 done_tests
