@@ -48,24 +48,40 @@ def settings_all():
     return out
 
 
-def solve(feats, tau, weighted):
+def solve(cos, zero, tau, weighted):
     """Second-smallest generalized eigenpair of (D - W) x = lambda D x, through the symmetric form
     I - D^-1/2 W D^-1/2 (LAPACK dsyevr, two eigenpairs); x's sign made canonical with ties.
+    cos: cosine(feats) of the image; zero: the patches zeroed by earlier rounds (their features
+    are 0, so their rows and columns of S are 0).
     Returns lambda2, eigengap, x, tau_edge, the sign decision's margin, W's row groups."""
-    S, tau_edge = cosine(feats, tau, weighted)
+    S, lo, hi = cos
     t = np.float32(tau)
     if weighted:
-        W = np.where(S >= t, S.astype(np.float64), EPS)
+        amb = (lo >= t) != (hi >= t)
     else:
-        W = np.where(S > t, 1.0, EPS)
+        amb = (lo > t) != (hi > t)
+    if zero.any():
+        S = S.copy()
+        S[zero, :] = 0
+        S[:, zero] = 0
+        amb[zero, :] = False
+        amb[:, zero] = False
+    # an ambiguous float32 rounding of a cosine that changes an edge (see cosine())
+    tau_edge = bool(amb.any())
+    E = S >= t if weighted else S > t
+    W = np.where(E, S.astype(np.float64), EPS) if weighted else np.where(E, 1.0, EPS)
     d = W.sum(axis=1)
     isd = 1.0 / np.sqrt(d)
-    L = np.eye(len(d)) - W * isd[:, None] * isd[None, :]
-    w, v = scipy.linalg.eigh(L, subset_by_index=[1, 2], driver="evr")
+    L = W * isd[:, None]
+    L *= isd[None, :]
+    np.negative(L, out=L)
+    L[np.diag_indices_from(L)] += 1.0  # I - D^-1/2 W D^-1/2
+    w, v = scipy.linalg.eigh(L, subset_by_index=[1, 2], driver="evr", overwrite_a=True, check_finite=False)
     x = v[:, 0] * isd
     # identical rows of W: one group (structural ties), named by its first row
+    rows = W if weighted else E
     first = {}
-    groups = np.array([first.setdefault(W[i].tobytes(), i) for i in range(len(d))])
+    groups = np.array([first.setdefault(rows[i].tobytes(), i) for i in range(len(d))])
     margin = [np.inf]
     if w[1] - w[0] >= 1e-6:
         i, eff = argmax_tied(np.abs(x), None, np.abs(x).max(), groups)
@@ -75,13 +91,14 @@ def solve(feats, tau, weighted):
     return w[0], w[1] - w[0], x, tau_edge, margin[0], groups
 
 
-def cosine(feats, tau, weighted):
+def cosine(feats):
     """S as graph.h defines it: unit rows u_i = f_i * fl32(1 / sqrt(sum_k f_ik^2)) (the sum in double,
     k in order: a cumulative sum), S_ij = fl32(sum_k u_ik u_jk) with the products exact in double.
     The sum here is BLAS's dgemm (its own order): it and keycut's k-order sum are each within
     dim 2^-53 of the exact value (|u| = 1), so S is keycut's S except where fl32 of the double sum is
-    ambiguous within twice that bound.  tau_edge: such an ambiguous entry changes an edge (never
-    seen; it would make the mask depend on the summation order)."""
+    ambiguous within twice that bound.  Returns S and the float32 roundings of the sum minus and
+    plus that bound (lo, hi): an edge where they disagree would depend on the order of the sum
+    (solve's tau_edge; never seen)."""
     f = feats.astype(np.float32)
     f64 = f.astype(np.float64)
     ss = np.cumsum(f64 * f64, axis=1)[:, -1]
@@ -89,12 +106,8 @@ def cosine(feats, tau, weighted):
     u = (f * inv[:, None]).astype(np.float32)
     u64 = u.astype(np.float64)
     S64 = u64 @ u64.T
-    S = S64.astype(np.float32)
     delta = 2.02 * f.shape[1] * 2.0 ** -53
-    lo, hi = (S64 - delta).astype(np.float32), (S64 + delta).astype(np.float32)
-    t = np.float32(tau)
-    amb = ((lo >= t) != (hi >= t)) if weighted else ((lo > t) != (hi > t))
-    return S, bool(amb.any())
+    return S64.astype(np.float32), (S64 - delta).astype(np.float32), (S64 + delta).astype(np.float32)
 
 
 def note(d, margin):
@@ -215,9 +228,9 @@ def decode(feats, gh, gw, setting, memo, why=None):
             zero |= k
         key = (tau_s, edges, zero.tobytes())
         if key not in memo:
-            f = feats.copy()
-            f[zero] = 0
-            memo[key] = solve(f, tau, weighted)
+            if "cos" not in memo:  # S once per image (memo: one image's)
+                memo["cos"] = cosine(feats)
+            memo[key] = solve(memo["cos"], zero, tau, weighted)
         l2, g, x, tau_edge, sign_margin, groups = memo[key]
         lam[r], gap[r] = l2, g
         gap_knife = GAP_KNIFE_LO <= g < GAP_KNIFE
@@ -312,7 +325,7 @@ def main():
             fmt = lambda v: ",".join("%.17g" % t for t in v)
             lines.append("%d\t%s\t%d\t%d\t%s\t%s\t%s\n" % (ci, s, deg, knife, fmt(lam), fmt(gap),
                                                        "".join(str(int(v)) for v in labels)))
-        print(f"case {ci} {name}: {len(sets)} settings, {len(memo)} solves", file=sys.stderr)
+        print(f"case {ci} {name}: {len(sets)} settings, {len(memo) - ('cos' in memo)} solves", file=sys.stderr)
     with open(os.path.join(OUT, "expected.tsv"), "w") as fo:
         fo.write("# case\tsetting\tdegenerate\tknife\tlambda2\teigengap\tlabels   (tests/ref/ncut_ref.py)\n")
         fo.writelines(lines)
