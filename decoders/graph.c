@@ -25,8 +25,11 @@ _Static_assert(DBL_MANT_DIG >= 2 * FLT_MANT_DIG, "the product of two floats must
  * (dim, NR) of doubles, each of the MR x NR sums run in k order, s = fma(a_k, b_k, s) from s = 0;
  * the MR x NR float results go to C (ldc = NR).  Every lane is an independent chain, so the vector
  * width does not change a bit. */
-#define COS_MR 4
+#define COS_MR 4   /* the AVX2 kernel: 4 rows x 12 columns (3 x 4 doubles) */
 #define COS_NR 12
+#define COS_MR5 8  /* the AVX-512 kernel: 8 rows x 24 columns (3 x 8 doubles) */
+#define COS_NR5 24
+#define COS_ROWS 8 /* unit's rows are padded to a multiple of both MRs */
 static void cos_kernel_avx2(int dim, const float *A, const double *P, float *C)
 {
 #if defined(__AVX2__) && defined(__FMA__)
@@ -60,8 +63,6 @@ static void cos_kernel_avx2(int dim, const float *A, const double *P, float *C)
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define COS_HAVE_512 1
-#define COS_MR5 8
-#define COS_NR5 24
 __attribute__((target("avx512f"))) static void cos_kernel_avx512(int dim, const float *A, const double *P,
                                                                  float *C)
 {
@@ -125,7 +126,8 @@ static void cosine_product(const float *unit, int n, int dim, float *S, int wide
 
 int ncut_cosine_path(const float *feats, int n, int dim, float *S, const char *what, int path)
 {
-    size_t nrow = (size_t)(n + 7) / 8 * 8;                                    // a whole row block
+    _Static_assert(COS_ROWS % COS_MR == 0 && COS_ROWS % COS_MR5 == 0, "row padding");
+    size_t nrow = (size_t)(n + COS_ROWS - 1) / COS_ROWS * COS_ROWS;
     float *unit = kc_malloc(nrow * (size_t)dim * sizeof *unit); // (nrow, dim), the padding rows zero
     memset(unit + (size_t)n * dim, 0, (nrow - n) * (size_t)dim * sizeof *unit);
     for (int i = 0; i < n; i++) {
