@@ -19,6 +19,10 @@
 # depth 2: same embedding and blocks 0-1, its own final norm) on 10 frames per sequence (the 7-frame
 # context fills up and rolls); KC_FULL=1 uses the depth-12 model and every frame, and propagates
 # the keys (--kind keys) too.
+# Where the time goes (CPU seconds, shared machine): the 2 seeded models 5, keys of 7 photos 4,
+# 2 x 144-setting decodes 3, the decoder references 11 (raw) + 17 (centred) -- ~0.1 s per dense
+# eigensolve, 2 s per photo and key variant, which is why every photo (27) waits for KC_FULL=1 --,
+# DAVIS tokens 6, kc-propagate 7.5, the propagation reference ~25 (float32 and float64).
 # SKIP (with the reason) without numpy/scipy/h5py/torch in /usr/bin/python3 or without the data.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PY=/usr/bin/python3
