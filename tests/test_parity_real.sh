@@ -22,7 +22,8 @@
 # Where the time goes (CPU seconds, shared machine): the 2 seeded models 5, keys of 7 photos 4,
 # 2 x 144-setting decodes 3, the decoder references 11 (raw) + 17 (centred) -- ~0.1 s per dense
 # eigensolve, 2 s per photo and key variant, which is why every photo (27) waits for KC_FULL=1 --,
-# DAVIS tokens 6, kc-propagate 7.5, the propagation reference ~25 (float32 and float64).
+# DAVIS tokens 6, kc-propagate 7.5, the propagation reference 37 (float32 and float64;
+# 104 before its affinity step ran in place).
 # SKIP (with the reason) without numpy/scipy/h5py/torch in /usr/bin/python3 or without the data.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PY=/usr/bin/python3
