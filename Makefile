@@ -95,8 +95,20 @@ $(BUILD)/obj:
 
 # ---- tests -----------------------------------------------------------------------------------
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all $(BUILD)/other-arch/kc-decode
 	@BUILD=$(BUILD) KC_SANITIZE=$(SANITIZE) tests/run.sh
+
+# kc-decode for the other architecture (tests/test_determinism.sh, docs/ties.md): decoders/ and the
+# stage compiled with -march=native (x86-64-v3 under NATIVE=1), the rest of the library as built;
+# every step of a mask's arithmetic is in decoders/.
+OTHER_ARCH := $(if $(filter 1,$(NATIVE)),-march=x86-64-v3,-march=native)
+OTHER_SRC  := $(sort $(wildcard decoders/*.c)) stages/kc-decode.c
+$(BUILD)/other-arch/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out $(ARCH),$(ALL_CFLAGS)) $(OTHER_ARCH) -MMD -MP -c $< -o $@
+$(BUILD)/other-arch/kc-decode: $(OTHER_SRC:%.c=$(BUILD)/other-arch/obj/%.o) $(LIB)
+	$(CC) $(filter-out $(ARCH),$(ALL_CFLAGS)) $(OTHER_ARCH) $(LDSAN) $^ $(LDLIBS) -o $@
+-include $(shell find $(BUILD)/other-arch -name '*.d' 2>/dev/null)
 
 check-full: deps deps-ref
 	@$(MAKE) --no-print-directory all

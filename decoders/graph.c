@@ -1,20 +1,135 @@
 /* decoders/graph.c — see graph.h. */
 #include "decoders/graph.h"
 
+#include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __AVX2__
+#if defined(__x86_64__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
 #include "pipeline/gemm.h"
 #include "pipeline/kc.h"
 
-int ncut_cosine(const float *feats, int n, int dim, float *S, const char *what)
+/* ---- the cosine matrix: a fixed-order product (see graph.h) --------------------------------------- */
+#if defined(__FAST_MATH__)
+#error "decoders/graph.c: S must be computed in IEEE arithmetic (no -ffast-math)"
+#endif
+_Static_assert(FLT_EVAL_METHOD == 0, "decoders/graph.c: float and double must be evaluated in their own precision");
+_Static_assert(DBL_MANT_DIG >= 2 * FLT_MANT_DIG, "the product of two floats must be exact in double");
+
+/* The micro-kernels: MR rows of A (row-major floats, lda = dim) times NR columns of a packed panel
+ * (dim, NR) of doubles, each of the MR x NR sums run in k order, s = fma(a_k, b_k, s) from s = 0;
+ * the MR x NR float results go to C (ldc = NR).  Every lane is an independent chain, so the vector
+ * width does not change a bit. */
+#define COS_MR 4   /* the AVX2 kernel: 4 rows x 12 columns (3 x 4 doubles) */
+#define COS_NR 12
+#define COS_MR5 8  /* the AVX-512 kernel: 8 rows x 24 columns (3 x 8 doubles) */
+#define COS_NR5 24
+#define COS_ROWS 8 /* unit's rows are padded to a multiple of both MRs */
+static void cos_kernel_avx2(int dim, const float *A, const double *P, float *C)
 {
-    float *unit = kc_malloc((size_t)n * (size_t)dim * sizeof *unit); // (n, dim)
+#if defined(__AVX2__) && defined(__FMA__)
+    __m256d c[COS_MR][3];
+#pragma GCC unroll 8
+    for (int r = 0; r < COS_MR; r++) c[r][0] = c[r][1] = c[r][2] = _mm256_setzero_pd();
+    for (int k = 0; k < dim; k++) {
+        const double *p = P + (size_t)k * COS_NR;
+        __m256d b0 = _mm256_loadu_pd(p), b1 = _mm256_loadu_pd(p + 4), b2 = _mm256_loadu_pd(p + 8);
+#pragma GCC unroll 8
+        for (int r = 0; r < COS_MR; r++) {
+            __m256d a = _mm256_set1_pd((double)A[(size_t)r * dim + k]);
+            c[r][0] = _mm256_fmadd_pd(a, b0, c[r][0]);
+            c[r][1] = _mm256_fmadd_pd(a, b1, c[r][1]);
+            c[r][2] = _mm256_fmadd_pd(a, b2, c[r][2]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < COS_MR; r++)
+#pragma GCC unroll 3
+        for (int q = 0; q < 3; q++) _mm_storeu_ps(C + r * COS_NR + 4 * q, _mm256_cvtpd_ps(c[r][q]));
+#else
+    for (int r = 0; r < COS_MR; r++)
+        for (int q = 0; q < COS_NR; q++) {
+            double s = 0;
+            for (int k = 0; k < dim; k++) s = fma(A[(size_t)r * dim + k], P[(size_t)k * COS_NR + q], s);
+            C[r * COS_NR + q] = (float)s;
+        }
+#endif
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define COS_HAVE_512 1
+__attribute__((target("avx512f"))) static void cos_kernel_avx512(int dim, const float *A, const double *P,
+                                                                 float *C)
+{
+    __m512d c[COS_MR5][3];
+#pragma GCC unroll 8
+    for (int r = 0; r < COS_MR5; r++) c[r][0] = c[r][1] = c[r][2] = _mm512_setzero_pd();
+    for (int k = 0; k < dim; k++) {
+        const double *p = P + (size_t)k * COS_NR5;
+        __m512d b0 = _mm512_loadu_pd(p), b1 = _mm512_loadu_pd(p + 8), b2 = _mm512_loadu_pd(p + 16);
+#pragma GCC unroll 8
+        for (int r = 0; r < COS_MR5; r++) {
+            __m512d a = _mm512_set1_pd((double)A[(size_t)r * dim + k]);
+            c[r][0] = _mm512_fmadd_pd(a, b0, c[r][0]);
+            c[r][1] = _mm512_fmadd_pd(a, b1, c[r][1]);
+            c[r][2] = _mm512_fmadd_pd(a, b2, c[r][2]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < COS_MR5; r++)
+#pragma GCC unroll 3
+        for (int q = 0; q < 3; q++) _mm256_storeu_ps(C + r * COS_NR5 + 8 * q, _mm512_cvtpd_ps(c[r][q]));
+}
+#endif
+
+/* S's upper triangle, panel by panel (nr columns packed as doubles, every row block reaching the
+ * panel's last column), then mirrored.  unit: (n rounded up to mr, dim), the padding rows zero. */
+static void cosine_product(const float *unit, int n, int dim, float *S, int wide)
+{
+    int mr = COS_MR, nr = COS_NR;
+#ifdef COS_HAVE_512
+    if (wide) mr = COS_MR5, nr = COS_NR5;
+#else
+    (void)wide;
+#endif
+    int npan = (n + nr - 1) / nr;
+#pragma omp parallel if (!omp_in_parallel() && n >= 256)
+    {
+        double *P = kc_malloc((size_t)dim * nr * sizeof *P); // (dim, nr): one panel
+        float C[COS_MR5 * COS_NR5 > COS_MR * COS_NR ? COS_MR5 * COS_NR5 : COS_MR * COS_NR];
+#pragma omp for schedule(dynamic, 1)
+        for (int p = npan - 1; p >= 0; p--) { /* the largest panels first */
+            int j0 = p * nr, j1 = j0 + nr < n ? j0 + nr : n;
+            for (int k = 0; k < dim; k++)
+                for (int q = 0; q < nr; q++) P[(size_t)k * nr + q] = j0 + q < n ? unit[(size_t)(j0 + q) * dim + k] : 0.0;
+            for (int i0 = 0; i0 < j1; i0 += mr) {
+#ifdef COS_HAVE_512
+                if (wide)
+                    cos_kernel_avx512(dim, unit + (size_t)i0 * dim, P, C);
+                else
+#endif
+                    cos_kernel_avx2(dim, unit + (size_t)i0 * dim, P, C);
+                for (int r = 0; r < mr && i0 + r < n; r++)
+                    memcpy(S + (size_t)(i0 + r) * n + j0, C + r * nr, (size_t)(j1 - j0) * sizeof *S);
+            }
+        }
+        free(P);
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++) S[(size_t)i * n + j] = S[(size_t)j * n + i];
+}
+
+int ncut_cosine_path(const float *feats, int n, int dim, float *S, const char *what, int path)
+{
+    _Static_assert(COS_ROWS % COS_MR == 0 && COS_ROWS % COS_MR5 == 0, "row padding");
+    size_t nrow = (size_t)(n + COS_ROWS - 1) / COS_ROWS * COS_ROWS;
+    float *unit = kc_malloc(nrow * (size_t)dim * sizeof *unit); // (nrow, dim), the padding rows zero
+    memset(unit + (size_t)n * dim, 0, (nrow - n) * (size_t)dim * sizeof *unit);
     for (int i = 0; i < n; i++) {
         const float *f = feats + (size_t)i * dim;
         double ss = 0;
@@ -28,14 +143,29 @@ int ncut_cosine(const float *feats, int n, int dim, float *S, const char *what)
         float inv = ss > 0 ? (float)(1.0 / sqrt(ss)) : 0.0f;
         for (int k = 0; k < dim; k++) unit[(size_t)i * dim + k] = f[k] * inv;
     }
-    /* S = U U^T through pipeline/gemm (the CPU's own kernels, not OpenBLAS's model table; twice
-     * syrk's flops, still faster where OpenBLAS misjudges the CPU); the upper triangle mirrored, so
-     * S is exactly symmetric */
-    kc_gemm_nt(n, n, dim, 1.0f, unit, dim, unit, dim, 0.0f, S, n);
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < i; j++) S[(size_t)i * n + j] = S[(size_t)j * n + i];
+    if (path == NCUT_COS_AUTO) path = kc_simd_level() >= 2 ? NCUT_COS_AVX512 : NCUT_COS_AVX2;
+#ifdef COS_HAVE_512
+    if (path == NCUT_COS_AVX512 && !__builtin_cpu_supports("avx512f")) path = NCUT_COS_AVX2;
+#else
+    if (path == NCUT_COS_AVX512) path = NCUT_COS_AVX2;
+#endif
+    if (path == NCUT_COS_SERIAL) {
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                double s = 0;
+                for (int k = 0; k < dim; k++) s += (double)unit[(size_t)i * dim + k] * unit[(size_t)j * dim + k];
+                S[(size_t)i * n + j] = (float)s;
+            }
+    } else {
+        cosine_product(unit, n, dim, S, path == NCUT_COS_AVX512);
+    }
     free(unit);
     return 0;
+}
+
+int ncut_cosine(const float *feats, int n, int dim, float *S, const char *what)
+{
+    return ncut_cosine_path(feats, n, dim, S, what, NCUT_COS_AUTO);
 }
 
 double ncut_graph_weight(const ncut_graph *g, int i, int j)

@@ -2,7 +2,8 @@
  *
  *   f_i  = feats_i / ||feats_i||            (a zero row stays zero: its similarities, its own
  *                                            included, are 0)
- *   S    = F F^T                            cosine matrix, float32, exactly symmetric
+ *   S    = F F^T                            cosine matrix, float32, exactly symmetric, the same bits
+ *                                            on every path (ncut_cosine below)
  *   W_ij = 1        if S_ij >  tau          (binary edges)
  *          S_ij     if S_ij >= tau          (weighted edges)
  *          eps      otherwise,  eps = 1e-5  (self-loops kept: the diagonal follows the same rule)
@@ -59,8 +60,23 @@ typedef struct ncut_graph {
 } ncut_graph;
 
 /* S = normalised feats times its transpose.  feats: (n, dim) row-major; S: (n, n).  A non-finite
- * feature value is an error naming `what` (no NaN ever reaches BLAS or LAPACK). */
+ * feature value is an error naming `what` (no NaN ever reaches BLAS or LAPACK).
+ *
+ * One answer on every path (docs/ties.md): S does not depend on the CPU, the kernel, the thread
+ * count or the build.  u_i = f_i * fl32(1 / sqrt(sum_k f_ik^2)) (the sum in double, k in order;
+ * each u_ik rounded to float32), then
+ *   s_0 = 0,  s_{k+1} = s_k + u_ik u_jk  (in double, k = 0 .. dim-1 in order),  S_ij = fl32(s_dim).
+ * A product of two floats is exact in double, so a fused multiply-add and a multiply then add give
+ * the same bits: FMA contraction (NATIVE=1 or not) cannot change S; the vector kernels (AVX2,
+ * AVX-512) give one (i, j) sum per lane, so the vector width cannot either; S_ij and S_ji are the
+ * same sum, so S is exactly symmetric.  The only rounding beyond float32 is the double sum's,
+ * |error| <= dim * 2^-53 sum_k |u_ik u_jk| <= dim * 1.1e-16: S_ij is the correctly rounded float32
+ * of the exact dot product of the float32 unit vectors unless that lies within ~4e-14 of a float32
+ * rounding boundary.  Cost: n^2 dim / 2 double multiply-adds (the upper triangle). */
 int ncut_cosine(const float *feats, int n, int dim, float *S, const char *what);
+/* The same with a chosen path (tests and benchmarks): every path gives the same bits. */
+enum { NCUT_COS_AUTO = 0, NCUT_COS_AVX2 = 1, NCUT_COS_AVX512 = 2, NCUT_COS_SERIAL = 3 };
+int ncut_cosine_path(const float *feats, int n, int dim, float *S, const char *what, int path);
 /* Binds S, rounds tau, builds the per-row lists, computes the degrees. */
 void ncut_graph_init(ncut_graph *g, const float *S, int n, double tau, int weighted);
 void ncut_graph_free(ncut_graph *g);

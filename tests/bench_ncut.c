@@ -3,6 +3,9 @@
  *   bench_ncut eigen FEATS.f32 N DIM TAU REPS   time the Krylov and dense solvers on one graph
  *                                               (binary and weighted edges)
  *   bench_ncut grid  FEATS.f32 GH GW DIM REPS   time the 144-setting grid (configs/sweep.ini)
+ *   bench_ncut cosine N DIM REPS                the cosine matrix S (docs/ties.md): the fixed-order
+ *                                               double kernels (AVX2, AVX-512, serial) beside the
+ *                                               float32 oneDNN product S used to be (the baseline)
  *   bench_ncut synth                            both, on built-in structured random features
  * The eigen line also times the decisions of one solve (sign, then the 6 split x rule masks) with the
  * tie rules (decoders/ties.h, structural tie detection included) beside the plain rules.
@@ -12,10 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "decoders/eigen.h"
 #include "decoders/grid.h"
 #include "decoders/ties.h"
+#include "pipeline/gemm.h"
 #include "pipeline/kc.h"
 
 static float *synth(int n, int dim, unsigned seed)
@@ -123,6 +128,43 @@ static int bench_grid(const float *feats, int gh, int gw, int dim, int reps)
     return 0;
 }
 
+static double cpu_now(void) /* process CPU time: the shared machine's load stretches wall time */
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static int bench_cosine(int n, int dim, int reps)
+{
+    float *f = synth(n, dim, 7), *S = kc_malloc((size_t)n * n * sizeof *S), *U = kc_malloc((size_t)n * dim * sizeof *U);
+    for (int i = 0; i < n; i++) { /* the baseline: unit rows, then oneDNN's float32 U U^T */
+        double ss = 0;
+        for (int k = 0; k < dim; k++) ss += (double)f[(size_t)i * dim + k] * f[(size_t)i * dim + k];
+        for (int k = 0; k < dim; k++) U[(size_t)i * dim + k] = f[(size_t)i * dim + k] * (float)(1.0 / sqrt(ss));
+    }
+    kc_gemm_nt(n, n, dim, 1.0f, U, dim, U, dim, 0.0f, S, n);
+    double t0 = kc_now(), c0 = cpu_now();
+    for (int r = 0; r < reps; r++) kc_gemm_nt(n, n, dim, 1.0f, U, dim, U, dim, 0.0f, S, n);
+    double tb = (kc_now() - t0) / reps, cb = (cpu_now() - c0) / reps;
+    printf("cosine n=%d dim=%d, ms wall/cpu: baseline float32 %s U U^T %.2f/%.2f;", n, dim, kc_gemm_describe(),
+           1e3 * tb, 1e3 * cb);
+    static const char *names[] = {"auto", "avx2", "avx512", "serial"};
+    for (int path = NCUT_COS_AUTO; path <= NCUT_COS_SERIAL; path++) {
+        if (path == NCUT_COS_AVX512 && !__builtin_cpu_supports("avx512f")) continue;
+        int rp = path == NCUT_COS_SERIAL ? 1 : reps;
+        t0 = kc_now(), c0 = cpu_now();
+        for (int r = 0; r < rp; r++)
+            if (ncut_cosine_path(f, n, dim, S, "bench", path) < 0) kc_die();
+        printf(" %s %.2f/%.2f;", names[path], 1e3 * (kc_now() - t0) / rp, 1e3 * (cpu_now() - c0) / rp);
+    }
+    printf(" (fixed-order double sums, upper triangle)\n");
+    free(f);
+    free(S);
+    free(U);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     kc_set_prog("bench_ncut");
@@ -134,6 +176,7 @@ int main(int argc, char **argv)
         free(f);
         return 0;
     }
+    if (argc == 5 && !strcmp(argv[1], "cosine")) return bench_cosine(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
     if (argc == 7 && (!strcmp(argv[1], "eigen") || !strcmp(argv[1], "grid"))) {
         uint8_t *data;
         size_t size;
@@ -149,6 +192,6 @@ int main(int argc, char **argv)
         free(data);
         return 0;
     }
-    fprintf(stderr, "usage: bench_ncut synth | eigen FEATS N DIM TAU REPS | grid FEATS GH GW DIM REPS\n");
+    fprintf(stderr, "usage: bench_ncut synth | cosine N DIM REPS | eigen FEATS N DIM TAU REPS | grid FEATS GH GW DIM REPS\n");
     return 2;
 }

@@ -48,6 +48,8 @@ PYEOF
   echo "centred keys-like features (parity case 5):"
   OMP_NUM_THREADS=1 "$B" eigen "$T/centred.f32" 900 32 0.10 50
   OMP_NUM_THREADS=2 "$B" grid "$T/centred.f32" 30 30 32 5
+  echo "the cosine matrix S (ViT-S keys: 900 x 384), fixed-order kernels beside oneDNN's float32 product:"
+  OMP_NUM_THREADS=1 "$B" cosine 900 384 20
   echo "structured synthetic features (built in):"; OMP_NUM_THREADS=2 "$B" synth
 else
   echo "bench_ncut: no numpy/scipy, SciPy baseline skipped"

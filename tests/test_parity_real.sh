@@ -10,7 +10,7 @@
 # 30x30) -> kc-center -> kc-decode of
 # all 144 settings, raw and centred; every mask is compared with ncut_ref.decode on the same cache
 # (the tie rules of docs/ties.md): identical except knife edges (kc-decode's knife_edge flag, the
-# reference's own flag by the same rules, a cosine within 1e-6 of tau; counted and printed),
+# reference's own flag by the same rules, an edge that would depend on the order of S's double sum; counted and printed),
 # degenerate flags equal, lambda2 to 1e-5 relative, eigengap to 1e-5 of lambda3.
 # Propagation: kc-extract tokens (short480, 30x52) of the first $frames frames of each DAVIS
 # sequence (a davis-layout folder of links under $BUILD/test-tmp), kc-propagate, and
@@ -19,6 +19,11 @@
 # depth 2: same embedding and blocks 0-1, its own final norm) on 10 frames per sequence (the 7-frame
 # context fills up and rolls); KC_FULL=1 uses the depth-12 model and every frame, and propagates
 # the keys (--kind keys) too.
+# Where the time goes (CPU seconds, shared machine): the 2 seeded models 5, keys of 7 photos 4,
+# 2 x 144-setting decodes 3, the decoder references 11 (raw) + 17 (centred) -- ~0.1 s per dense
+# eigensolve, 2 s per photo and key variant, which is why every photo (27) waits for KC_FULL=1 --,
+# DAVIS tokens 6, kc-propagate 7.5, the propagation reference 37 (float32 and float64;
+# 104 before its affinity step ran in place).
 # SKIP (with the reason) without numpy/scipy/h5py/torch in /usr/bin/python3 or without the data.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PY=/usr/bin/python3

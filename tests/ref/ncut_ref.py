@@ -5,8 +5,8 @@ NumPy/SciPy, independent of the C code.  Writes tests/data/ncut/:
   inputs.bin     cases, each: int32 grid_h, grid_w, dim, then float32 (grid_h*grid_w, dim)
   expected.tsv   one line per (case, setting): case, setting id, degenerate, knife (1 when some
                  round is a knife edge by the rules of docs/ties.md -- an eigengap in [0.9e-6, 1e-5),
-                 a decision distance in (5e-7, 2e-6] of max|x| -- or has a cosine within 1e-6 of
-                 tau, whose edge depends on the float32 rounding of the BLAS build), lambda2 and
+                 a decision distance in (5e-7, 2e-6] of max|x| -- or an edge that depends on the
+                 order of S's double sum, see cosine()), lambda2 and
                  eigengap per round (comma lists, nan when not run), labels (grid_h*grid_w digits,
                  row-major)
 
@@ -20,6 +20,7 @@ Cases: planted clusters (exact masks known), random / noisy features (raw and wi
 offset, a near-complete graph), and "keys-like" features of two real VOC photos from
 ../shared/data (random projection of 16x16 patches through tanh plus a constant key-bias vector),
 raw and centred.  Usage: /usr/bin/python3 tests/ref/ncut_ref.py [SHARED_DATA]
+(NCUT_REF_KEEP_INPUTS=1: only expected.tsv, from the committed inputs.bin).
 """
 import os
 import struct
@@ -47,36 +48,66 @@ def settings_all():
     return out
 
 
-def solve(feats, tau, weighted):
+def solve(cos, zero, tau, weighted):
     """Second-smallest generalized eigenpair of (D - W) x = lambda D x, through the symmetric form
     I - D^-1/2 W D^-1/2 (LAPACK dsyevr, two eigenpairs); x's sign made canonical with ties.
+    cos: cosine(feats) of the image; zero: the patches zeroed by earlier rounds (their features
+    are 0, so their rows and columns of S are 0).
     Returns lambda2, eigengap, x, tau_edge, the sign decision's margin, W's row groups."""
-    f = feats.astype(np.float32)
-    norm = np.linalg.norm(f, axis=1, keepdims=True)
-    f = np.where(norm > 0, f / np.where(norm > 0, norm, 1), 0).astype(np.float32)
-    S = f @ f.T  # float32
+    S, lo, hi = cos
     t = np.float32(tau)
     if weighted:
-        W = np.where(S >= t, S.astype(np.float64), EPS)
+        amb = (lo >= t) != (hi >= t)
     else:
-        W = np.where(S > t, 1.0, EPS)
+        amb = (lo > t) != (hi > t)
+    if zero.any():
+        S = S.copy()
+        S[zero, :] = 0
+        S[:, zero] = 0
+        amb[zero, :] = False
+        amb[:, zero] = False
+    # an ambiguous float32 rounding of a cosine that changes an edge (see cosine())
+    tau_edge = bool(amb.any())
+    E = S >= t if weighted else S > t
+    W = np.where(E, S.astype(np.float64), EPS) if weighted else np.where(E, 1.0, EPS)
     d = W.sum(axis=1)
     isd = 1.0 / np.sqrt(d)
-    L = np.eye(len(d)) - W * isd[:, None] * isd[None, :]
-    w, v = scipy.linalg.eigh(L, subset_by_index=[1, 2], driver="evr")
+    L = W * isd[:, None]
+    L *= isd[None, :]
+    np.negative(L, out=L)
+    L[np.diag_indices_from(L)] += 1.0  # I - D^-1/2 W D^-1/2
+    w, v = scipy.linalg.eigh(L, subset_by_index=[1, 2], driver="evr", overwrite_a=True, check_finite=False)
     x = v[:, 0] * isd
     # identical rows of W: one group (structural ties), named by its first row
+    rows = W if weighted else E
     first = {}
-    groups = np.array([first.setdefault(W[i].tobytes(), i) for i in range(len(d))])
+    groups = np.array([first.setdefault(rows[i].tobytes(), i) for i in range(len(d))])
     margin = [np.inf]
     if w[1] - w[0] >= 1e-6:
         i, eff = argmax_tied(np.abs(x), None, np.abs(x).max(), groups)
         note_others(x, eff, None, i, margin)
         if x[i] < 0:
             x = -x
-    # a cosine within 1e-6 of tau: its edge depends on the float32 rounding of S (BLAS build)
-    tau_edge = bool((np.abs(S - t) < 1e-6).any())
     return w[0], w[1] - w[0], x, tau_edge, margin[0], groups
+
+
+def cosine(feats):
+    """S as graph.h defines it: unit rows u_i = f_i * fl32(1 / sqrt(sum_k f_ik^2)) (the sum in double,
+    k in order: a cumulative sum), S_ij = fl32(sum_k u_ik u_jk) with the products exact in double.
+    The sum here is BLAS's dgemm (its own order): it and keycut's k-order sum are each within
+    dim 2^-53 of the exact value (|u| = 1), so S is keycut's S except where fl32 of the double sum is
+    ambiguous within twice that bound.  Returns S and the float32 roundings of the sum minus and
+    plus that bound (lo, hi): an edge where they disagree would depend on the order of the sum
+    (solve's tau_edge; never seen)."""
+    f = feats.astype(np.float32)
+    f64 = f.astype(np.float64)
+    ss = np.cumsum(f64 * f64, axis=1)[:, -1]
+    inv = np.where(ss > 0, 1.0 / np.sqrt(np.where(ss > 0, ss, 1.0)), 0.0).astype(np.float32)
+    u = (f * inv[:, None]).astype(np.float32)
+    u64 = u.astype(np.float64)
+    S64 = u64 @ u64.T
+    delta = 2.02 * f.shape[1] * 2.0 ** -53
+    return S64.astype(np.float32), (S64 - delta).astype(np.float32), (S64 + delta).astype(np.float32)
 
 
 def note(d, margin):
@@ -197,9 +228,9 @@ def decode(feats, gh, gw, setting, memo, why=None):
             zero |= k
         key = (tau_s, edges, zero.tobytes())
         if key not in memo:
-            f = feats.copy()
-            f[zero] = 0
-            memo[key] = solve(f, tau, weighted)
+            if "cos" not in memo:  # S once per image (memo: one image's)
+                memo["cos"] = cosine(feats)
+            memo[key] = solve(memo["cos"], zero, tau, weighted)
         l2, g, x, tau_edge, sign_margin, groups = memo[key]
         lam[r], gap[r] = l2, g
         gap_knife = GAP_KNIFE_LO <= g < GAP_KNIFE
@@ -272,10 +303,20 @@ def main():
         cases.append(("raw_" + name[:-4], k, 30, 30, sample))
         cases.append(("centred_" + name[:-4], (k - k.mean(axis=0, dtype=np.float64)).astype(np.float32), 30, 30, sample))
     os.makedirs(OUT, exist_ok=True)
-    with open(os.path.join(OUT, "inputs.bin"), "wb") as fo:
-        for _, f, gh, gw, _ in cases:
-            fo.write(struct.pack("<3i", gh, gw, f.shape[1]))
-            fo.write(np.ascontiguousarray(f, "<f4").tobytes())
+    if os.environ.get("NCUT_REF_KEEP_INPUTS") == "1":
+        # expected.tsv again from the committed inputs.bin (its float32 products depend on the BLAS)
+        blob, off = open(os.path.join(OUT, "inputs.bin"), "rb").read(), 0
+        for ci, (name, _, _, _, sets) in enumerate(cases):
+            gh, gw, dim = struct.unpack("<3i", blob[off:off + 12])
+            off += 12
+            f = np.frombuffer(blob[off:off + gh * gw * dim * 4], "<f4").reshape(gh * gw, dim).astype(np.float32)
+            off += gh * gw * dim * 4
+            cases[ci] = (name, f, gh, gw, sets)
+    else:
+        with open(os.path.join(OUT, "inputs.bin"), "wb") as fo:
+            for _, f, gh, gw, _ in cases:
+                fo.write(struct.pack("<3i", gh, gw, f.shape[1]))
+                fo.write(np.ascontiguousarray(f, "<f4").tobytes())
     lines = []
     for ci, (name, f, gh, gw, sets) in enumerate(cases):
         memo = {}
@@ -284,7 +325,7 @@ def main():
             fmt = lambda v: ",".join("%.17g" % t for t in v)
             lines.append("%d\t%s\t%d\t%d\t%s\t%s\t%s\n" % (ci, s, deg, knife, fmt(lam), fmt(gap),
                                                        "".join(str(int(v)) for v in labels)))
-        print(f"case {ci} {name}: {len(sets)} settings, {len(memo)} solves", file=sys.stderr)
+        print(f"case {ci} {name}: {len(sets)} settings, {len(memo) - ('cos' in memo)} solves", file=sys.stderr)
     with open(os.path.join(OUT, "expected.tsv"), "w") as fo:
         fo.write("# case\tsetting\tdegenerate\tknife\tlambda2\teigengap\tlabels   (tests/ref/ncut_ref.py)\n")
         fo.writelines(lines)

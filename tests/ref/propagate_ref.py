@@ -36,11 +36,12 @@ def window_mask(gh, gw, win):
 def propagate_step(feat_tar, ctx_feats, ctx_segs, mask, a):
     tar = F.normalize(feat_tar, dim=1, p=2)                      # (n, dim)
     src = F.normalize(torch.stack(ctx_feats), dim=2, p=2)          # (m, n, dim)
-    aff = torch.exp(torch.einsum("td,msd->mts", tar, src) / a.temperature) * mask[None]  # (m, t, s)
+    # exp(tar . src / temperature) * mask, (m, t, s); in place: the same values, no (m, t, s) copies
+    aff = torch.einsum("td,msd->mts", tar, src).div_(a.temperature).exp_().mul_(mask[None])
     aff = aff.permute(0, 2, 1).reshape(-1, tar.shape[0])           # (m*s, t)
     kth = torch.topk(aff, dim=0, k=a.topk).values.min(dim=0).values
-    aff[aff < kth] = 0
-    aff = aff / aff.sum(dim=0, keepdim=True)
+    aff.masked_fill_(aff < kth, 0)
+    aff.div_(aff.sum(dim=0, keepdim=True))
     segs = torch.stack(ctx_segs).reshape(-1, ctx_segs[0].shape[1])  # (m*s, C)
     return aff.T @ segs                                            # (t, C)
 

@@ -4,7 +4,8 @@ datasets (dtype, shape, bit-identical values) and attributes, the root attribute
 otherwise prints the first difference and exits 1 (2 when a file cannot be read completely).
 h5same.py --max-abs A.h5 B.h5: the same walk, but float datasets may differ; prints the largest
 absolute and relative difference of float data (used for keys under different thread counts).
---ignore-hashes: root attributes *content_hash are not compared (implied by --max-abs)."""
+--ignore-hashes: root attributes *content_hash are not compared (implied by --max-abs).
+--ignore-command: the root attribute `command` is not compared (the same stage from another build)."""
 import sys
 import h5py
 import numpy as np
@@ -33,6 +34,8 @@ def main():
     if tolerant or "--ignore-hashes" in args:
         # content hashes necessarily differ when values do; compare the rest
         IGNORE.update({"content_hash", "input_content_hash", "features_content_hash"})
+    if "--ignore-command" in args:
+        IGNORE.add("command")
     args = [a for a in args if not a.startswith("--")]
     try:
         fa, fb = h5py.File(args[0], "r"), h5py.File(args[1], "r")
