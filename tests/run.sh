@@ -3,7 +3,7 @@
 # Each prints a line "RESULT <passed> <failed> <skipped>"; this script adds them up and ends with
 # one line "N passed, N failed, N skipped".  A program that crashes or prints no RESULT counts as
 # one failure.  KC_FULL=1 enables the full-size checks.  KC_TEST_JOBS (default 2) tests run at a
-# time, the slow ones started first; the lines are printed in the usual order all the same, each
+# time, in a fixed order (the programs, then the slow scripts, then the others), each line printed
 # once its test and those before it have finished.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -56,20 +56,22 @@ for t in tests/test_*.sh; do
   [ -n "$only" ] && [[ $name != *$only* ]] && continue
   names+=("$name.sh") cmds+=("bash $t")
 done
-# the order tests start in: the slowest first (so that no long one is left alone at the end)
-slow=" test_parity_real.sh test_pipeline.sh test_determinism.sh test_vit_full.sh test_kill.sh test_bad.sh test_shard.sh test_attn_real.sh "
+# the order tests start and are printed in: the programs (seconds), the slow scripts slowest
+# first (so that no long one is left alone at the end), the other scripts
+slow=(test_parity_real.sh test_pipeline.sh test_determinism.sh test_vit_full.sh test_kill.sh test_bad.sh test_attn_real.sh test_shard.sh)
 order=()
-for i in "${!names[@]}"; do [[ $slow == *" ${names[$i]} "* ]] && order+=("$i"); done
-for i in "${!names[@]}"; do [[ $slow == *" ${names[$i]} "* ]] || order+=("$i"); done
+for i in "${!names[@]}"; do [[ ${names[$i]} == *.sh ]] || order+=("$i"); done
+for n in "${slow[@]}"; do for i in "${!names[@]}"; do [ "${names[$i]}" = "$n" ] && order+=("$i"); done; done
+for i in "${!names[@]}"; do [[ ${names[$i]} == *.sh && " ${slow[*]} " != *" ${names[$i]} "* ]] && order+=("$i"); done
 for n in "${names[@]}"; do rm -f "$logdir/$n.counts" "$logdir/$n.out" "$logdir/$n.pid"; done
 # interrupted: stop the running tests too (started in the background, they ignore SIGINT)
 trap 'for n in "${names[@]}"; do [ -f "$logdir/$n.pid" ] && kill -TERM "$(cat "$logdir/$n.pid")" 2>/dev/null; done; exit 130' INT TERM
-next=0   # the next test whose line is printed
+next=0   # order[next] is the next test whose line is printed
 print_done() {
-  while [ $next -lt ${#names[@]} ] && [ -f "$logdir/${names[$next]}.counts" ]; do
-    local p f s
-    read -r p f s <"$logdir/${names[$next]}.counts"
-    cat "$logdir/${names[$next]}.out"
+  while [ $next -lt ${#order[@]} ] && [ -f "$logdir/${names[${order[$next]}]}.counts" ]; do
+    local p f s n=${names[${order[$next]}]}
+    read -r p f s <"$logdir/$n.counts"
+    cat "$logdir/$n.out"
     pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
     next=$((next + 1))
   done
@@ -84,4 +86,4 @@ done
 wait
 print_done
 echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" -eq 0 ] && [ $next -eq ${#names[@]} ]
+[ "$fail" -eq 0 ] && [ $next -eq ${#order[@]} ]
