@@ -61,7 +61,7 @@ ARGS=(NETS=color VOC=$D/data/voc DAVIS=$D/data/davis OUT=$D SPLITS=$D/splits LED
 cp -p configs/sweep.ini "$T/sweep.ini"   # its time kept: older than the masks, nothing to redo
 $M "${ARGS[@]}" GRID="$T/sweep.ini" "$D/tables/sweep.csv" >/dev/null 2>&1 || true   # settle on the copied grid
 touch "$T/sweep.ini"   # newer than the masks (on a file system with 1 s times: once that second has passed)
-until [ "$T/sweep.ini" -nt "$D/cache/color/voc12-select/masks.h5" ]; do sleep 0.1; touch "$T/sweep.ini"; done
+for _ in $(seq 30); do [ "$T/sweep.ini" -nt "$D/cache/color/voc12-select/masks.h5" ] && break; sleep 0.1; touch "$T/sweep.ini"; done
 plan=$($M -n "${ARGS[@]}" GRID="$T/sweep.ini" "$D/tables/sweep.csv" "$D/tables/report.csv" 2>&1 | grep -o 'kc-[a-z]*' | sort -u | tr '\n' ' ')
 [ "$plan" = "kc-decode kc-score kc-table " ] && ok || bad "after touching the grid, make would run: '$plan' (expected kc-decode kc-score kc-table)"
 plan=$($M -n "${ARGS[@]}" GRID="$T/sweep.ini" "$D/tables/report.csv" 2>&1 | grep -o 'kc-[a-z]*' | sort -u | tr '\n' ' ')
