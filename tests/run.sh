@@ -2,7 +2,9 @@
 # Runs every test program (build/tests/test_*) and test script (tests/test_*.sh).
 # Each prints a line "RESULT <passed> <failed> <skipped>"; this script adds them up and ends with
 # one line "N passed, N failed, N skipped".  A program that crashes or prints no RESULT counts as
-# one failure.  KC_FULL=1 enables the full-size checks.
+# one failure.  KC_FULL=1 enables the full-size checks.  KC_TEST_JOBS (default 2) tests run at a
+# time, in a fixed order (the programs, then the slow scripts, then the others), each line printed
+# once its test and those before it have finished.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -12,37 +14,76 @@ export KC_SHARED_DATA=${KC_SHARED_DATA:-$(cd .. && pwd)/shared/data}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} OMP_WAIT_POLICY=PASSIVE
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 only=${1:-}
+jobs=${KC_TEST_JOBS:-2}
 pass=0 fail=0 skip=0
 logdir=$BUILD/test-logs
 mkdir -p "$logdir"
+# run_one NAME CMD...: runs a test, writes its line (and on failure an excerpt of its log) to
+# NAME.out and its counts to NAME.counts, in this order (the counts file says it has finished)
 run_one() {
   local name=$1; shift
   local log=$logdir/$name.log t0=$SECONDS
-  timeout 900 "$@" >"$log" 2>&1
+  timeout 900 "$@" >"$log" 2>&1 &
+  local tpid=$!
+  echo "$tpid" >"$logdir/$name.pid"
+  wait "$tpid"
   local rc=$?
+  rm -f "$logdir/$name.pid"
   local line
   line=$(grep -E '^RESULT [0-9]+ [0-9]+ [0-9]+$' "$log" | tail -n 1 || true)
   local p=0 f=0 s=0
   if [ -n "$line" ]; then read -r _ p f s <<<"$line"; fi
   if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   if [ -z "$line" ] && [ $rc -eq 0 ]; then f=1; echo "(no RESULT line)" >>"$log"; fi
-  pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
   local status=ok
   [ "$f" -gt 0 ] && status=FAIL
-  printf '%-28s %4s  %3d passed %3d failed %3d skipped  (%ds)\n' "$name" "$status" "$p" "$f" "$s" $((SECONDS - t0))
-  if [ "$f" -gt 0 ]; then grep -E 'FAIL|error|ERROR|Sanitizer|runtime error' "$log" | head -n 15 | sed 's/^/    /'; fi
+  {
+    printf '%-28s %4s  %3d passed %3d failed %3d skipped  (%ds)\n' "$name" "$status" "$p" "$f" "$s" $((SECONDS - t0))
+    if [ "$f" -gt 0 ]; then grep -E 'FAIL|error|ERROR|Sanitizer|runtime error' "$log" | head -n 15 | sed 's/^/    /'; fi
+  } >"$logdir/$name.out"
+  echo "$p $f $s" >"$logdir/$name.counts.tmp" && mv "$logdir/$name.counts.tmp" "$logdir/$name.counts"
 }
+names=() cmds=()
 for t in "$BUILD"/tests/test_*; do
   [ -x "$t" ] || continue
   name=$(basename "$t")
   [ -n "$only" ] && [[ $name != *$only* ]] && continue
-  run_one "$name" "$t"
+  names+=("$name") cmds+=("$t")
 done
 for t in tests/test_*.sh; do
   [ -f "$t" ] || continue
   name=$(basename "$t" .sh)
   [ -n "$only" ] && [[ $name != *$only* ]] && continue
-  run_one "$name.sh" bash "$t"
+  names+=("$name.sh") cmds+=("bash $t")
 done
+# the order tests start and are printed in: the programs (seconds), the slow scripts slowest
+# first (so that no long one is left alone at the end), the other scripts
+slow=(test_parity_real.sh test_pipeline.sh test_determinism.sh test_vit_full.sh test_kill.sh test_bad.sh test_attn_real.sh test_shard.sh)
+order=()
+for i in "${!names[@]}"; do [[ ${names[$i]} == *.sh ]] || order+=("$i"); done
+for n in "${slow[@]}"; do for i in "${!names[@]}"; do [ "${names[$i]}" = "$n" ] && order+=("$i"); done; done
+for i in "${!names[@]}"; do [[ ${names[$i]} == *.sh && " ${slow[*]} " != *" ${names[$i]} "* ]] && order+=("$i"); done
+for n in "${names[@]}"; do rm -f "$logdir/$n.counts" "$logdir/$n.out" "$logdir/$n.pid"; done
+# interrupted: stop the running tests too (started in the background, they ignore SIGINT)
+trap 'for n in "${names[@]}"; do [ -f "$logdir/$n.pid" ] && kill -TERM "$(cat "$logdir/$n.pid")" 2>/dev/null; done; exit 130' INT TERM
+next=0   # order[next] is the next test whose line is printed
+print_done() {
+  while [ $next -lt ${#order[@]} ] && [ -f "$logdir/${names[${order[$next]}]}.counts" ]; do
+    local p f s n=${names[${order[$next]}]}
+    read -r p f s <"$logdir/$n.counts"
+    cat "$logdir/$n.out"
+    pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+    next=$((next + 1))
+  done
+}
+running=0
+for i in "${order[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); print_done; fi
+  # shellcheck disable=SC2086  # cmds[i] is a path, or "bash tests/test_x.sh"
+  run_one "${names[$i]}" ${cmds[$i]} &
+  running=$((running + 1))
+done
+wait
+print_done
 echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" -eq 0 ]
+[ "$fail" -eq 0 ] && [ $next -eq ${#order[@]} ]

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The make pipeline end to end on generated data: the demo's numbers above a floor a broken decoder
-# would miss, exactly the dependent steps re-run after a config edit, -j2 identical to -j1.
+# would miss; `make -j2 demo SHARDS=4` gives every score, result and table file of plain (-j1)
+# `make demo`, byte for byte (two networks: -j2 identical to -j1, shards identical to one run), the
+# shards removed after kc-merge --remove-shards verified each merge (KEEP_SHARDS=1 keeps them) and a
+# rerun runs no stage; exactly the dependent steps re-run after a config edit.
 source "$(dirname "$0")/lib.sh"
 T=$(tmpdir pipeline)
 export KC_QUIET=1
@@ -29,28 +32,39 @@ else
   bad "no $csv"
 fi
 
-# 2. incremental: touching the decoder config re-runs decode, score and tables only
+# 2. make -j2 demo SHARDS=4 gives the files of plain make demo (-j1), two networks (color, random)
+M4="$M -j2 SHARDS=4 DEMO_DIR=$T/d4 DEMO_TABLES=$T/t4"
+if [ -f "$csv" ] && $M4 demo >"$T/d4.log" 2>&1; then
+  n=0; n_csv=0; diffs=0
+  while IFS= read -r f; do
+    n=$((n + 1)); case $f in *.csv) n_csv=$((n_csv + 1));; esac
+    cmp -s "$T/demo/$f" "$T/d4/$f" || { diffs=$((diffs + 1)); echo "differs: $f" >&2; }
+  done < <(cd "$T/demo" && find scores tables results -type f \( -name '*.csv' -o -name '*.png' \) | sort)
+  for f in "$T"/tables/*; do n=$((n + 1)); cmp -s "$f" "$T/t4/${f##*/}" || { diffs=$((diffs + 1)); echo "differs: $f" >&2; }; done
+  echo "make -j2 demo SHARDS=4 vs plain make demo: $n files ($n_csv score, result and table CSVs), $diffs differ"
+  [ "$n_csv" -ge 290 ] && [ "$diffs" -eq 0 ] && ok || bad "SHARDS=4 -j2 vs plain: $diffs of $n files differ ($n_csv CSVs)"
+  # the shards were removed after each verified merge, and a rerun does not make them again
+  left=$(find "$T/d4/cache" -path '*.shards/*' | wc -l)
+  [ "$left" = 0 ] && [ -f "$T/d4/cache/color/voc12-select/masks.h5" ] && ok || bad "SHARDS=4 left $left shard files"
+  rerun=$($M4 demo --no-silent 2>&1 | grep -cE 'kc-(extract|center|decode|merge|propagate|score) ')
+  [ "$rerun" = 0 ] && ok || bad "a rerun after the shards were removed ran $rerun stage commands"
+  m=$(ls -d "$T"/d4/cache/color/voc12-val/masks-*.h5); st=${m##*/masks-}; st=${st%.h5}; rm "$m"
+  $M SHARDS=4 KEEP_SHARDS=1 NETS=color VOC="$T/d4/data/voc" OUT="$T/d4" SPLITS="$T/d4/splits" SELECT_COUNT=16 SETTING="$st" "$m" >/dev/null 2>&1
+  [ "$(ls "$T"/d4/cache/color/voc12-val/masks-*.h5.shards/ | wc -l)" = 4 ] && ok || bad "KEEP_SHARDS=1 did not keep the 4 shards"
+else
+  bad "make -j2 demo SHARDS=4 failed: $(tail -n 3 "$T/d4.log")"
+fi
+
+# 3. incremental: touching the decoder config re-runs decode, score and tables only
 D=$T/demo
 ARGS=(NETS=color VOC=$D/data/voc DAVIS=$D/data/davis OUT=$D SPLITS=$D/splits LEDGER=$D/ledger.tsv TABLES=$D/tables SELECT_COUNT=16)
-cp configs/sweep.ini "$T/sweep.ini"
+cp -p configs/sweep.ini "$T/sweep.ini"   # its time kept: older than the masks, nothing to redo
 $M "${ARGS[@]}" GRID="$T/sweep.ini" "$D/tables/sweep.csv" >/dev/null 2>&1 || true   # settle on the copied grid
-sleep 1; touch "$T/sweep.ini"
+touch "$T/sweep.ini"   # newer than the masks (on a file system with 1 s times: once that second has passed)
+for _ in $(seq 30); do [ "$T/sweep.ini" -nt "$D/cache/color/voc12-select/masks.h5" ] && break; sleep 0.1; touch "$T/sweep.ini"; done
 plan=$($M -n "${ARGS[@]}" GRID="$T/sweep.ini" "$D/tables/sweep.csv" "$D/tables/report.csv" 2>&1 | grep -o 'kc-[a-z]*' | sort -u | tr '\n' ' ')
 [ "$plan" = "kc-decode kc-score kc-table " ] && ok || bad "after touching the grid, make would run: '$plan' (expected kc-decode kc-score kc-table)"
 plan=$($M -n "${ARGS[@]}" GRID="$T/sweep.ini" "$D/tables/report.csv" 2>&1 | grep -o 'kc-[a-z]*' | sort -u | tr '\n' ' ')
 [ -z "$plan" ] && ok || bad "the report does not depend on the grid, yet make would run: '$plan'"
 
-# 3. make -j2 gives byte-identical CSVs to make -j1 (two networks)
-printf '[color]\nmodel = color\n[color8]\nmodel = color\noptions = --patch 32\n' > "$T/nets.ini"
-for j in 1 2; do
-  O=$T/j$j
-  $M -j$j NETS="color color8" NETS_INI="$T/nets.ini" VOC=$D/data/voc OUT=$O SPLITS=$O/splits LEDGER=$O/ledger.tsv \
-     TABLES=$O/tables SELECT_COUNT=16 "$O/tables/sweep.csv" >"$T/j$j.log" 2>&1 || bad "make -j$j sweep failed: $(tail -n 3 "$T/j$j.log")"
-done
-n=0; diffs=0
-for f in $(cd "$T/j1" && find scores tables -name '*.csv' | sort); do
-  n=$((n + 1)); cmp -s "$T/j1/$f" "$T/j2/$f" || { diffs=$((diffs + 1)); echo "differs: $f" >&2; }
-done
-echo "-j1 vs -j2: $n CSV files compared, $diffs differ"
-[ "$n" -ge 290 ] && [ "$diffs" -eq 0 ] && ok || bad "-j2 vs -j1: $diffs of $n CSVs differ"
 done_tests

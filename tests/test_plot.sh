@@ -137,7 +137,8 @@ mk() { make --no-print-directory BUILD="$BUILD" OUT="$d/w" NETS="${NETS[*]}" NET
 if out=$(mk figures 2>&1) && [ -s "$d/figs/sweep-jaccard.pdf" ] && [ -s "$d/figs/curves.csv" ]; then ok; else bad "make figures: $(tail -n 3 <<<"$out")"; fi
 out=$(mk figures 2>&1)
 if ! grep -q "kc-plot" <<<"$out"; then ok; else bad "make figures redrew up-to-date figures: $out"; fi
-sleep 1; touch "$d/w/scores/run2-e05/val-$S/summary.csv"
+f=$d/w/scores/run2-e05/val-$S/summary.csv; touch "$f"   # newer than the figure (1 s file times: once that second has passed)
+for _ in $(seq 30); do [ "$f" -nt "$d/figs/curves.pdf" ] && break; sleep 0.1; touch "$f"; done
 out=$(mk figures 2>&1)
 if grep -q "kc-plot curves" <<<"$out" && ! grep -q "kc-plot sweep" <<<"$out"; then ok; else bad "after a val score changed, make figures ran: $(grep kc-plot <<<"$out")"; fi
 out=$(mk NETS="${NETS[*]} ghost" figures 2>&1)

@@ -6,7 +6,11 @@
  *    motion) and a transposed feature grid must fall below 0.5 — the check can tell them apart.
  * 3. Propagation parity with tests/ref/propagate_ref.py (dense PyTorch): synthetic features on a small
  *    generated multi-object video, and random-projection features of the real DAVIS frames in shared
- *    data; identical label PNGs except where two labels tie to 1e-6.  SKIP without python3-torch/h5py.
+ *    data; identical label PNGs except where two labels tie to 1e-6.  The script's labels for these
+ *    inputs are committed (tests/data/propagate/<case>/, written by propagate_ref.py --expected), so
+ *    make test runs no Python: they are used when the features this test builds hash to the value
+ *    recorded beside them, else (another JPEG decoder, KC_FULL=1's 20 frames) the script runs;
+ *    SKIP then without python3-torch/h5py.
  * 4. Bad input: features missing for a frame, an unknown kind, another run's settings in --out,
  *    resuming skips a finished sequence and redoes a stale .partial folder.
  */
@@ -22,6 +26,7 @@
 #include "pipeline/cache.h"
 #include "pipeline/image.h"
 #include "pipeline/kc.h"
+#include "pipeline/sha256.h"
 #include "tests/test.h"
 
 static const char *BUILD_DIR;
@@ -110,6 +115,19 @@ static void fc_free(fcache *c)
     free(c->size);
     free(c->feats);
     memset(c, 0, sizeof *c);
+}
+
+/* What propagate_ref.py --expected records in inputs.sha256: sha256 over every image in index order,
+ * its id, a NUL byte and its float32 values (little-endian, as this machine stores them). */
+static void fc_hash(const fcache *c, char hex[65])
+{
+    sha256_ctx h;
+    sha256_init(&h);
+    for (int i = 0; i < c->n; i++) {
+        sha256_update(&h, c->ids[i], strlen(c->ids[i]) + 1);
+        sha256_update(&h, c->feats[i], sizeof(float) * c->grid[2 * i] * c->grid[2 * i + 1] * c->dim);
+    }
+    sha256_hex(&h, hex);
 }
 
 static void write_split(const char *root, const char *split, const char *const *seqs, int n)
@@ -270,7 +288,7 @@ static int have_torch(void)
 }
 
 /* Synthetic: 2 videos, 3 objects, features = object code + position code + noise. */
-static void make_synthetic(const char *dir, char **root_out, char **cache_out)
+static void make_synthetic(const char *dir, char **root_out, char **cache_out, char hash[65])
 {
     int gh = 5, gw = 7, w = 117, h = 83, dim = 12, frames = 9;
     char *root = kc_strfmt("%s/root", dir), *cache = kc_strfmt("%s/feat.h5", dir);
@@ -320,6 +338,7 @@ static void make_synthetic(const char *dir, char **root_out, char **cache_out)
         free(jdir);
     }
     free(lab);
+    fc_hash(&fc, hash);
     if (fc_write(&fc, cache, "tokens") < 0) CHECK(0, "cannot write %s: %s", cache, kc_error());
     fc_free(&fc);
     *root_out = root;
@@ -329,7 +348,7 @@ static void make_synthetic(const char *dir, char **root_out, char **cache_out)
 /* Real DAVIS frames: per patch of the short480 grid, a random projection of 4x4 pooled colours. */
 /* 8 frames keep the suite fast (the reference is dense PyTorch); KC_FULL=1 (make check-full) runs 20 */
 #define REAL_FRAMES (getenv("KC_FULL") && *getenv("KC_FULL") == '1' ? 20 : 8)
-static int make_real(const char *dir, const char *davis, char **cache_out, char **root_out)
+static int make_real(const char *dir, const char *davis, char **cache_out, char **root_out, char hash[65])
 {
     const char *seqs[3] = {"blackswan", "car-shadow", "libby"};
     /* the first REAL_FRAMES frames of each sequence, as links in a DAVIS layout of our own (the
@@ -395,6 +414,7 @@ static int make_real(const char *dir, const char *davis, char **cache_out, char 
         }
     }
     char *cache = kc_strfmt("%s/real.h5", dir);
+    fc_hash(&fc, hash);
     int rc = fc_write(&fc, cache, "tokens");
     if (rc < 0) CHECK(0, "cannot write %s: %s", cache, kc_error());
     fc_free(&fc);
@@ -402,7 +422,65 @@ static int make_real(const char *dir, const char *davis, char **cache_out, char 
     return rc;
 }
 
-static void parity(const char *what, const char *cache, const char *root, const char *out, const char *dir)
+/* kc-propagate's PNGs in out/<seq>/ against the committed reference expected/<seq>.png (the frames
+ * stacked, 255 = a tie: either label passes).  Returns the number of pixels that differ beyond ties,
+ * or -1 when a file is missing or of the wrong size (reported). */
+static long compare_expected(const char *what, const char *root, const char *out, const char *expected)
+{
+    char *split = kc_strfmt("%s/ImageSets/2017/val.txt", root);
+    FILE *f = fopen(split, "r");
+    free(split);
+    if (!f) return -1;
+    char seq[256];
+    long n_px = 0, n_tie = 0, n_diff = 0;
+    int broken = 0;
+    while (!broken && fscanf(f, "%255s", seq) == 1) {
+        char *ep = kc_strfmt("%s/%s.png", expected, seq);
+        int ew, eh, frames = 0;
+        uint8_t *exp = NULL;
+        if (image_read_png_index(ep, &ew, &eh, &exp) < 0) {
+            CHECK(0, "%s: %s", what, kc_error());
+            free(ep);
+            broken = 1;
+            break;
+        }
+        free(ep);
+        for (long row = 0; row < eh;) {
+            char *gp = kc_strfmt("%s/%s/%05d.png", out, seq, frames);
+            int w, h;
+            uint8_t *got = NULL;
+            int rc = image_read_png_index(gp, &w, &h, &got);
+            if (rc < 0 || w != ew || row + h > eh) {
+                CHECK(0, "%s: %s: %s", what, gp, rc < 0 ? kc_error() : "size differs from the reference's frames");
+                broken = 1;
+            } else {
+                const uint8_t *e = exp + (size_t)row * ew;
+                long bad = 0;
+                for (size_t k = 0; k < (size_t)w * h; k++) {
+                    n_tie += e[k] == 255;
+                    if (e[k] != 255 && got[k] != e[k] && bad++ == 0)
+                        printf("%s/%05d: ours %d, reference %d at (%d,%d)\n", seq, frames, got[k], e[k], (int)(k % w), (int)(k / w));
+                }
+                n_diff += bad;
+                n_px += (long)w * h;
+                row += h;
+            }
+            free(got);
+            free(gp);
+            frames++;
+            if (broken) break;
+        }
+        free(exp);
+    }
+    fclose(f);
+    printf("%s: %ld pixels against the committed reference %s, %ld tie pixels, %ld differ beyond ties\n", what, n_px,
+           expected, n_tie, n_diff);
+    return broken || n_px == 0 ? -1 : n_diff;
+}
+
+/* expected: tests/data/propagate/<case>, used when its inputs.sha256 is the features' hash */
+static void parity(const char *what, const char *cache, const char *root, const char *out, const char *dir,
+                   const char *expected, const char *hash)
 {
     char *cmd = kc_strfmt("%s/kc-propagate --features %s --davis %s --split val --out %s 2>%s/prop.err", BUILD_DIR,
                           cache, root, out, dir);
@@ -412,6 +490,23 @@ static void parity(const char *what, const char *cache, const char *root, const 
     CHECK(rc == 0, "%s: kc-propagate failed (see %s/prop.err)", what, dir);
     free(cmd);
     if (rc != 0) return;
+    char *hp = kc_strfmt("%s/inputs.sha256", expected), want[65] = "";
+    FILE *f = fopen(hp, "r");
+    int have = f && fscanf(f, "%64s", want) == 1;
+    if (f) fclose(f);
+    free(hp);
+    if (have && strcmp(want, hash) == 0) {
+        long bad = compare_expected(what, root, out, expected);
+        CHECK(bad == 0, "%s: labels differ from tests/ref/propagate_ref.py's (%s) beyond 1e-6 ties", what, expected);
+        return;
+    }
+    if (!have_torch()) {
+        SKIP("%s: python3 torch/h5py absent, and the committed reference %s is %s", what, expected,
+             have ? "for other features (another JPEG decoder?)" : "absent");
+        return;
+    }
+    printf("%s: features hash %.12s, %s: running the reference\n", what, hash,
+           have ? "the committed reference's are other" : "no committed reference");
     cmd = kc_strfmt("/usr/bin/python3 tests/ref/propagate_ref.py --features %s --davis %s --split val --check %s",
                     cache, root, out);
     t0 = kc_now();
@@ -423,15 +518,11 @@ static void parity(const char *what, const char *cache, const char *root, const 
 
 static void test_parity(const char *tmp)
 {
-    if (!have_torch()) {
-        SKIP("python3 torch/h5py absent: no propagation parity check");
-        return;
-    }
-    char *dir = kc_strfmt("%s/synthetic", tmp), *root, *cache;
+    char *dir = kc_strfmt("%s/synthetic", tmp), *root, *cache, hash[65];
     kc_mkdirs(dir);
-    make_synthetic(dir, &root, &cache);
+    make_synthetic(dir, &root, &cache, hash);
     char *out = kc_strfmt("%s/out", dir);
-    parity("synthetic 3 objects", cache, root, out, dir);
+    parity("synthetic 3 objects", cache, root, out, dir, "tests/data/propagate/synthetic", hash);
     free(out);
     free(root);
     free(cache);
@@ -447,9 +538,10 @@ static void test_parity(const char *tmp)
     char *davis = kc_strfmt("%s/davis", shared);
     char *sub = NULL;
     cache = NULL;
-    if (make_real(dir, davis, &cache, &sub) == 0) {
+    if (make_real(dir, davis, &cache, &sub, hash) == 0) {
         out = kc_strfmt("%s/out", dir);
-        parity(REAL_FRAMES == 20 ? "real DAVIS (3 x 20 frames), random-projection features" : "real DAVIS (3 x 8 frames), random-projection features", cache, sub, out, dir);
+        parity(REAL_FRAMES == 20 ? "real DAVIS (3 x 20 frames), random-projection features" : "real DAVIS (3 x 8 frames), random-projection features", cache, sub, out, dir,
+               "tests/data/propagate/real8", hash);
         free(out);
     }
     free(cache);

@@ -2,9 +2,9 @@
 # --shard i/n and kc-merge (no Slurm needed): shards of extract / center / decode merged equal the
 # single run (content_hash, every root attribute but `created`, and h5py's full walk when
 # available); propagate shards fill the same folder as one run; bad shard sets are refused;
-# `make demo SHARDS=4` (make -j2) ends with tables byte-identical to plain `make demo`, the
-# shards removed after kc-merge --remove-shards verified each merge (KEEP_SHARDS=1 keeps them);
-# kc-merge --verify refuses a changed merged cache and one of other shards.
+# kc-merge --verify refuses a changed merged cache and one of other shards, --remove-shards removes
+# them only after a good merge.  `make -j2 demo SHARDS=4` against plain `make demo` is in
+# tests/test_pipeline.sh (it shares that test's plain demo).
 source "$(dirname "$0")/lib.sh"
 T=$(tmpdir shard)
 export KC_QUIET=1
@@ -78,10 +78,9 @@ for i in 1 2 3 4 5; do $B/kc-center --shard $i/5 "$T/keys.h5" "$T/c.s$i.h5" || b
 $B/kc-merge "$T/cm.h5" "$T"/c.s*.h5 && ok || bad "merge centered"
 a=$($B/kc-inspect "$T/c.h5" | grep -E 'content_hash'); b=$($B/kc-inspect "$T/cm.h5" | grep -E 'content_hash')
 [ "$a" = "$b" ] && ok || bad "centered: merged hashes differ"
-$B/kc-decode --features "$T/c.h5" --grid configs/sweep.ini --out "$T/masks.h5" || bad "single decode"
 for i in 1 2; do $B/kc-decode --features "$T/c.h5" --grid configs/sweep.ini --shard $i/2 --out "$T/m.s$i.h5" || bad "decode shard $i"; done
 mkdir -p "$T/md"
-$B/kc-decode --features "$T/c.h5" --grid configs/sweep.ini --out "$T/md/masks.h5" >/dev/null 2>&1   # single run, same path as the merge
+$B/kc-decode --features "$T/c.h5" --grid configs/sweep.ini --out "$T/md/masks.h5" || bad "single decode"   # same path as the merge
 mv "$T/md/masks.h5" "$T/md/single.h5"
 $B/kc-merge "$T/md/masks.h5" "$T"/m.s*.h5 && ok || bad "merge masks"
 $B/kc-inspect "$T/md/single.h5" | sed "s|single.h5|masks.h5|" > "$T/a.txt"; $B/kc-inspect "$T/md/masks.h5" > "$T/b.txt"
@@ -127,23 +126,4 @@ $B/kc-merge --remove-shards "$T/rm/keys.h5" "$T"/rm/keys.h5.shards/* && [ ! -e "
 a=$($B/kc-inspect "$T/keys.h5" | grep content_hash); b=$($B/kc-inspect "$T/rm/keys.h5" | grep content_hash)
 [ -n "$a" ] && [ "$a" = "$b" ] && ok || bad "--remove-shards: merged content_hash differs"
 
-# 6. make demo SHARDS=4 (make -j2) gives the tables of plain make demo
-M="make --no-print-directory -s BUILD=$BUILD"
-if $M demo DEMO_DIR="$T/d1" DEMO_TABLES="$T/t1" >"$T/d1.log" 2>&1 && \
-   $M -j2 demo SHARDS=4 DEMO_DIR="$T/d4" DEMO_TABLES="$T/t4" >"$T/d4.log" 2>&1; then
-  n=0; diffs=0
-  for f in "$T"/t1/*; do n=$((n + 1)); cmp -s "$f" "$T/t4/$(basename "$f")" || { diffs=$((diffs + 1)); echo "differs: $f" >&2; }; done
-  echo "make demo SHARDS=4 vs plain: $n table files, $diffs differ"
-  [ "$n" -ge 7 ] && [ "$diffs" -eq 0 ] && ok || bad "SHARDS=4 tables differ ($diffs of $n)"
-  # the shards were removed after each verified merge, and a rerun does not make them again
-  left=$(find "$T/d4/cache" -path '*.shards/*' | wc -l)
-  [ "$left" = 0 ] && [ -f "$T/d4/cache/color/voc12-select/masks.h5" ] && ok || bad "SHARDS=4 left $left shard files"
-  rerun=$($M -j2 demo SHARDS=4 DEMO_DIR="$T/d4" DEMO_TABLES="$T/t4" --no-silent 2>&1 | grep -cE 'kc-(extract|center|decode|merge) ')
-  [ "$rerun" = 0 ] && ok || bad "a rerun after the shards were removed ran $rerun stage commands"
-  m=$(ls -d "$T"/d4/cache/color/voc12-val/masks-*.h5); st=${m##*/masks-}; st=${st%.h5}; rm "$m"
-  $M SHARDS=4 KEEP_SHARDS=1 NETS=color VOC="$T/d4/data/voc" OUT="$T/d4" SPLITS="$T/d4/splits" SELECT_COUNT=16 SETTING="$st" "$m" >/dev/null 2>&1
-  [ "$(ls "$T"/d4/cache/color/voc12-val/masks-*.h5.shards/ | wc -l)" = 4 ] && ok || bad "KEEP_SHARDS=1 did not keep the 4 shards"
-else
-  bad "make demo failed: $(tail -n 3 "$T/d1.log" "$T/d4.log")"
-fi
 done_tests

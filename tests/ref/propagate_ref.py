@@ -13,10 +13,18 @@ kc-propagate does; DINO runs float32): every pixel must agree except ties: the b
 second-best normalised channel values within --tie, or a label that changes between float32 and
 float64 (a near-tie upstream: in a top-k selection or in soft labels carried from frame to frame).
 With --out DIR2 instead of --check it writes its own PNGs.
+With --expected DIR3 instead of --check it writes the reference tests/test_propagate.c reads from
+tests/data/propagate/<case>/ (so make test needs no Python): per sequence DIR3/<seq>.png, the
+float64 labels of its frames stacked top to bottom, 255 where a pixel is a tie as above (either
+label passes), and DIR3/inputs.sha256, the sha256 over every image of the features cache in
+/index/ids order (its id, a NUL byte, its float32 values little-endian); the test uses the PNGs
+only when its features hash to that value (another JPEG decoder gives other features: it then
+runs this script).
     propagate_ref.py --write-nearest tests/data/davis/nearest.txt   # Pillow NEAREST indices
 """
 import argparse
 import glob
+import hashlib
 import os
 import sys
 
@@ -90,6 +98,7 @@ def main():
     ap.add_argument("--split", required=True)
     ap.add_argument("--check")
     ap.add_argument("--out")
+    ap.add_argument("--expected")
     ap.add_argument("--kind", default="tokens")
     ap.add_argument("--window", type=int, default=12)
     ap.add_argument("--topk", type=int, default=5)
@@ -104,6 +113,14 @@ def main():
     grid = {i: tuple(g) for i, g in zip(ids, h5["index/grid"][...])}
     seqs = [s.strip() for s in open(os.path.join(a.davis, "ImageSets", "2017", a.split + ".txt")) if s.strip()]
     n_px = n_diff = n_bad = n_cond = 0
+    if a.expected:
+        os.makedirs(a.expected, exist_ok=True)
+        hs = hashlib.sha256()
+        for i in ids:
+            hs.update(i.encode() + b"\0")
+            hs.update(np.ascontiguousarray(h5["features/%s/%s" % (a.kind, i)][...], dtype="<f4").tobytes())
+        with open(os.path.join(a.expected, "inputs.sha256"), "w") as f:
+            f.write("%s\n" % hs.hexdigest())
     for seq in seqs:
         frames = sorted(os.path.splitext(os.path.basename(p))[0]
                         for p in glob.glob(os.path.join(a.davis, "JPEGImages", "480p", seq, "*.jpg")))
@@ -115,7 +132,7 @@ def main():
         mask = window_mask(gh, gw, a.window)
         # float32 as DINO runs it; with --check also float64: a pixel whose label differs between
         # the two precisions is numerically a tie (a near-tie upstream, in a top-k or a soft label)
-        dtypes = [torch.float32, torch.float64] if a.check else [torch.float32]
+        dtypes = [torch.float32, torch.float64] if a.check or a.expected else [torch.float32]
         outs = {}
         for dt in dtypes:
             first_seg = torch.from_numpy(np.eye(C)[small.reshape(-1)]).to(dt)  # (n, C)
@@ -133,12 +150,20 @@ def main():
                     queue.append((ft, soft))
                 out[f] = to_labels(soft, gh, gw, w, h, a.patch)
             outs[dt] = out
+        stack = []
         for f, (lab, margin) in outs[dtypes[-1]].items():
             if a.out:
                 os.makedirs(os.path.join(a.out, seq), exist_ok=True)
                 im = Image.fromarray(lab)
                 im.putpalette(ann.getpalette())
                 im.save(os.path.join(a.out, seq, f + ".png"))
+            if a.expected:
+                lab32, margin32 = outs[torch.float32][f]
+                e = lab.copy()
+                if margin is not None:
+                    e[(lab != lab32) | (margin <= a.tie)] = 255
+                stack.append(e)
+                continue
             if a.check:
                 got = np.array(Image.open(os.path.join(a.check, seq, f + ".png")))
                 if got.shape != lab.shape:
@@ -161,6 +186,13 @@ def main():
                           % (seq, f, bad.sum(), xs[0], ys[0], got[ys[0], xs[0]], lab[ys[0], xs[0]],
                              -1 if margin is None else margin[ys[0], xs[0]]))
                     n_bad += int(bad.sum())
+        if a.expected:
+            im = Image.fromarray(np.concatenate(stack, axis=0))
+            im.putpalette(ann.getpalette())
+            im.save(os.path.join(a.expected, seq + ".png"), optimize=True)
+            print("%s: %d frames, %d tie pixels" % (seq, len(stack), sum(int((e == 255).sum()) for e in stack)))
+    if a.expected:
+        return
     if a.check:
         print("propagation parity: %d pixels, %d differ (%d of them ties: margin <= %g or float32/float64 "
               "labels disagree), %d beyond ties" % (n_px, n_diff, n_cond, a.tie, n_bad))

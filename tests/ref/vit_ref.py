@@ -17,10 +17,12 @@ Usage:
         and final norm), exported by torch.onnx.export for a fixed 1x3xHEIGHTxWIDTH input, with
         an input and torch's output as raw float32 (OUT_DIR/vit.onnx, input.f32, output.f32);
         tests/bench_ort.js times it with ONNX Runtime (tests/bench_vit.sh).
-    /usr/bin/python3 tests/ref/vit_ref.py full OUT_DIR IMAGE...
-        full-size ViT-S models (DINO layout ViT-S/16, SelfPatch-shaped, patch 8, Hugging Face
-        names) and real images centre-cropped to 480x480 (normalised as square480 does); used by
-        tests/test_vit_full.sh, outputs stay under $BUILD.
+    /usr/bin/python3 tests/ref/vit_ref.py full [--all] OUT_DIR IMAGE...
+        full-size ViT-S models (DINO layout ViT-S/16 as .pth and safetensors, SelfPatch-shaped,
+        Hugging Face names) and real images centre-cropped to 480x480 (normalised as square480
+        does); used by tests/test_vit_full.sh, outputs stay under $BUILD.  --all (KC_FULL=1) adds
+        the ViT-S/16 in Hugging Face position mode with DINO names and the ViT-S/8 (3600 tokens:
+        its attention alone is most of the script's time).
 
 cases.txt, one line per case:
     name weights heads drop_cls posembed_hf height width input.f32 keys.f32 tokens.f32
@@ -246,7 +248,7 @@ def load_crop(path, size=480):
     return torch.from_numpy(np.ascontiguousarray(im.transpose(2, 0, 1)))
 
 
-def full(out, images):
+def full(out, images, everything=False):
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(2)
     lines = []
@@ -272,18 +274,20 @@ def full(out, images):
     for i in range(1, len(crops)):
         write_case(out, lines, "vits16_st_%d" % i, "vits16.safetensors", s16, crops[i], 6, eps,
                    input_name=names[i])
-    write_case(out, lines, "vits16_hfpos", "vits16.pth", s16, crops[0], 6, eps, hf_pos=True,
-               input_name=names[0])
+    if everything:
+        write_case(out, lines, "vits16_hfpos", "vits16.pth", s16, crops[0], 6, eps, hf_pos=True,
+                   input_name=names[0])
     del s16
     sp = make_params(12, 384, 12, 1536, 16, 14, False, False, scale=0.05)
     torch.save({"teacher": {"module.backbone." + k: v for k, v in sp.items()}},
                os.path.join(out, "selfpatch.pth"))
     write_case(out, lines, "selfpatch", "selfpatch.pth", sp, crops[-1], 6, eps, input_name=names[-1])
     del sp
-    p8 = make_params(13, 384, 12, 1536, 8, 28, True, True, scale=0.05)
-    torch.save(p8, os.path.join(out, "vits8.pth"))
-    write_case(out, lines, "vits8", "vits8.pth", p8, crops[0], 6, eps, input_name=names[0])
-    del p8
+    if everything:
+        p8 = make_params(13, 384, 12, 1536, 8, 28, True, True, scale=0.05)
+        torch.save(p8, os.path.join(out, "vits8.pth"))
+        write_case(out, lines, "vits8", "vits8.pth", p8, crops[0], 6, eps, input_name=names[0])
+        del p8
     hf = make_params(14, 384, 12, 1536, 16, 14, True, True, scale=0.05)
     os.makedirs(os.path.join(out, "hf"), exist_ok=True)
     save_safetensors(os.path.join(out, "hf", "model.safetensors"), hf_names(hf, 12))
@@ -440,6 +444,8 @@ if __name__ == "__main__":
         bench(sys.argv[2], *[int(a) for a in sys.argv[3:5]])
     elif len(sys.argv) == 6 and sys.argv[1] == "onnx":
         export_onnx(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+    elif len(sys.argv) >= 5 and sys.argv[1:3] == ["full", "--all"]:
+        full(sys.argv[3], sys.argv[4:], everything=True)
     elif len(sys.argv) >= 4 and sys.argv[1] == "full":
         full(sys.argv[2], sys.argv[3:])
     else:
