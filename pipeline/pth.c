@@ -251,7 +251,7 @@ static int pop_mark(unpickler *u, pk_value ***first, size_t *count)
 {
     if (!u->n_marks) return UFAIL(u, "no MARK on the stack");
     size_t m = u->marks[--u->n_marks];
-    *first = u->stack + m;
+    *first = u->stack ? u->stack + m : NULL; /* (MARK before any push: no stack yet, count 0) */
     *count = u->n_stack - m;
     u->n_stack = m;
     return 0;
