@@ -39,11 +39,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeline/attn.h"
 #include "pipeline/fastmath.h"
 #include "pipeline/gemm.h"
 #include "pipeline/kc.h"
 
-/* Query rows per attention work item: the score block (ATT_ROWS, T) stays in L2. */
+/* Query rows per attention work item: the score block (ATT_ROWS, T) stays in L2.  The fused
+ * kernel (pipeline/attn.h) takes KC_ATTN_ROWS (48) per item; its scratch fits in the same buffer. */
 #define ATT_ROWS 96
 
 static int g_simd512; /* row-wise kernels: 1 = AVX-512 versions; set by vit_init (see kernels) */
@@ -68,6 +70,7 @@ struct vit_model {
     int cls, final_norm;       /* what the forward runs (differs under drop_cls) */
     int posembed_hf;
     int blas_pool;             /* KC_VIT_THREADING=openblas (benchmarks only) */
+    int attn_fused;            /* attention by pipeline/attn.h (AVX-512, head_dim 64) */
     double ln_eps;
     float *slab;               /* every tensor the forward uses, copied */
     const float *pe_w, *pe_b;  /* (D, 3*p*p), (D) */
@@ -379,6 +382,8 @@ int vit_init(vit_model **out, const kc_weights *w, const vit_opts *o)
         unpack_linear(m); /* out of memory: the products as before */
     const char *th = getenv("KC_VIT_THREADING");
     m->blas_pool = th && strcmp(th, "openblas") == 0 && openblas_get_parallel() == 1;
+    const char *fa = getenv("KC_VIT_ATTN"); /* =products: benchmarks only, attention as before */
+    m->attn_fused = kc_attn_available(m->head_dim) && !(fa && !strcmp(fa, "products"));
     *out = m;
     return 0;
 fail:
@@ -404,6 +409,7 @@ int vit_has_cls(const vit_model *m) { return m->cls; }
 const char *vit_describe(const vit_model *m) { return m->describe; }
 double vit_ln_eps(const vit_model *m) { return m->ln_eps; }
 const char *vit_forward_kind(const vit_model *m) { return m->kind; }
+const char *vit_attention_path(const vit_model *m) { return m->attn_fused ? "fused avx512" : "products"; }
 
 double vit_flops(const vit_model *m, int grid_h, int grid_w, int want_tokens)
 {
@@ -479,6 +485,13 @@ int vit_state_new(vit_state **out, const vit_model *m, int grid_h, int grid_w)
     return vit_state_new_threads(out, m, grid_h, grid_w, 0);
 }
 
+/* Floats of attention scratch per thread: the (ATT_ROWS, T) score block, or the fused kernel's. */
+static size_t vit_scores_floats(size_t T)
+{
+    size_t a = ATT_ROWS * T, b = kc_attn_work_floats((int)T);
+    return a > b ? a : b;
+}
+
 int vit_state_new_threads(vit_state **out, const vit_model *m, int grid_h, int grid_w, int threads)
 {
     *out = NULL;
@@ -498,7 +511,7 @@ int vit_state_new_threads(vit_state **out, const vit_model *m, int grid_h, int g
     s->qkv = kc_malloc(T * 3 * D * sizeof(float));
     s->att = kc_malloc(T * D * sizeof(float));
     s->hidden = kc_malloc(T * (size_t)m->mlp * sizeof(float));
-    s->scores = kc_malloc((size_t)s->n_threads * ATT_ROWS * T * sizeof(float));
+    s->scores = kc_malloc((size_t)s->n_threads * vit_scores_floats(T) * sizeof(float));
     s->cls_q = m->cls ? kc_malloc((D + T) * sizeof(float)) : NULL;
     if (vit_resample_pos(m->pos, m->pos_n, m->dim, grid_h, grid_w, m->posembed_hf, s->pos) < 0) {
         vit_state_free(s);
@@ -670,7 +683,8 @@ static void embed_rows(const vit_model *m, vit_state *s, const float *chw, int r
     }
 }
 
-/* Attention of head h for query rows q0..q1 into s->att. */
+/* Attention of head h for query rows q0..q1 into s->att (at most ATT_ROWS rows; at most
+ * KC_ATTN_ROWS when m->attn_fused). */
 static void attention_item(const vit_model *m, vit_state *s, float *scores, int h, int q0, int q1)
 {
     const int D = m->dim, hd = m->head_dim, T = s->n_tok, ld = 3 * D;
@@ -680,6 +694,10 @@ static void attention_item(const vit_model *m, vit_state *s, float *scores, int 
     int rows = q1 - q0;
     float inv_sum[ATT_ROWS];
     float *out = s->att + (size_t)q0 * D + (size_t)h * hd;
+    if (m->attn_fused) {
+        kc_attn_rows(rows, T, 1.0f / sqrtf((float)hd), q, k, v, ld, out, D, scores);
+        return;
+    }
     gemm_nt(rows, T, hd, 1.0f / sqrtf((float)hd), q, ld, k, ld, 0.0f, scores, T);
     softmax_exp(scores, rows, T, inv_sum);
     kc_gemm_nn(rows, hd, T, 1.0f, scores, T, v, ld, 0.0f, out, D);
@@ -734,7 +752,8 @@ static int forward_blas_pool(const vit_model *m, vit_state *s, const float *chw,
 {
     const int D = m->dim, M = m->mlp, T = s->n_tok, cls = m->cls, nt = s->n_threads;
     const float eps = (float)m->ln_eps;
-    const int per_head = (T + ATT_ROWS - 1) / ATT_ROWS, n_items = m->heads * per_head;
+    const int att_rows = m->attn_fused ? KC_ATTN_ROWS : ATT_ROWS;
+    const int per_head = (T + att_rows - 1) / att_rows, n_items = m->heads * per_head;
     const int full_blocks = tokens ? m->depth : m->depth - 1;
     openblas_set_num_threads(nt);
     embed_rows(m, s, chw, 0, T);
@@ -759,9 +778,9 @@ static int forward_blas_pool(const vit_model *m, vit_state *s, const float *chw,
         openblas_set_num_threads(1);
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
         for (int it = 0; it < n_items; it++) {
-            int h = it % m->heads, q0 = it / m->heads * ATT_ROWS;
-            int q1 = q0 + ATT_ROWS < T ? q0 + ATT_ROWS : T;
-            attention_item(m, s, s->scores + (size_t)omp_get_thread_num() * ATT_ROWS * T, h, q0, q1);
+            int h = it % m->heads, q0 = it / m->heads * att_rows;
+            int q1 = q0 + att_rows < T ? q0 + att_rows : T;
+            attention_item(m, s, s->scores + (size_t)omp_get_thread_num() * vit_scores_floats(T), h, q0, q1);
         }
         openblas_set_num_threads(nt);
         gemm_nt(T, D, D, 1.0f, s->att, D, B->proj_w, D, 1.0f, s->x, D);
@@ -790,6 +809,58 @@ int vit_forward(const vit_model *m, vit_state *s, const float *chw, int grid_h, 
     return vit_forward_ex(m, s, chw, grid_h, grid_w, &out);
 }
 
+/* Block B's steps before attention, on rows r0..r1: LN1, then qkv (full) or the keys alone
+ * (the last block when only keys are wanted), and the keys copied out on the last block. */
+static void rows_before_attention(const vit_model *m, vit_state *s, const vit_block *B, int full,
+                                  int last, float *keys, int r0, int r1)
+{
+    const int D = m->dim, cls = m->cls, rows = r1 - r0;
+    const float eps = (float)m->ln_eps;
+    float *xr = s->x + (size_t)r0 * D, *xnr = s->xn + (size_t)r0 * D;
+    float *qkvr = s->qkv + (size_t)r0 * 3 * D;
+    if (rows <= 0) return;
+    layer_norm(xr, D, xnr, D, rows, D, B->ln1_w, B->ln1_b, eps);
+    if (full) {
+        if (!LINEAR(B->lin_qkv, rows, xnr, qkvr)) {
+            gemm_nt(rows, 3 * D, D, 1.0f, xnr, D, B->qkv_w, D, 0.0f, qkvr, 3 * D);
+            add_bias(qkvr, 3 * D, rows, 3 * D, B->qkv_b);
+        }
+    } else if (LINEAR(B->lin_keys, rows, xnr, s->att + (size_t)r0 * D)) { /* keys only */
+        for (int r = 0; r < rows; r++) /* (the matmul takes a dense C: via s->att) */
+            memcpy(qkvr + (size_t)r * 3 * D + D, s->att + (size_t)(r0 + r) * D, (size_t)D * sizeof(float));
+    } else { /* keys only: the k rows of qkv */
+        gemm_nt(rows, D, D, 1.0f, xnr, D, B->qkv_w + (size_t)D * D, D, 0.0f, qkvr + D, 3 * D);
+        add_bias(qkvr + D, 3 * D, rows, D, B->qkv_b + D);
+    }
+    if (keys && last)
+        for (int r = r0 > cls ? r0 : cls; r < r1; r++)
+            memcpy(keys + (size_t)(r - cls) * D, s->qkv + (size_t)r * 3 * D + D,
+                   (size_t)D * sizeof(float));
+}
+
+/* Block B's steps after attention, on rows r0..r1: x += proj(att); x += fc2(GELU(fc1(LN2(x)))). */
+static void rows_after_attention(const vit_model *m, vit_state *s, const vit_block *B, int r0, int r1)
+{
+    const int D = m->dim, M = m->mlp, rows = r1 - r0;
+    const float eps = (float)m->ln_eps;
+    float *xr = s->x + (size_t)r0 * D, *xnr = s->xn + (size_t)r0 * D;
+    float *attr = s->att + (size_t)r0 * D, *hid = s->hidden + (size_t)r0 * M;
+    if (rows <= 0) return;
+    if (!LINEAR(B->lin_proj, rows, attr, xr)) {
+        gemm_nt(rows, D, D, 1.0f, attr, D, B->proj_w, D, 1.0f, xr, D);
+        add_bias(xr, D, rows, D, B->proj_b);
+    }
+    layer_norm(xr, D, xnr, D, rows, D, B->ln2_w, B->ln2_b, eps);
+    if (!LINEAR(B->lin_fc1, rows, xnr, hid)) {
+        gemm_nt(rows, M, D, 1.0f, xnr, D, B->fc1_w, D, 0.0f, hid, M);
+        bias_gelu(hid, rows, M, B->fc1_b);
+    }
+    if (!LINEAR(B->lin_fc2, rows, hid, xr)) {
+        gemm_nt(rows, D, M, 1.0f, hid, M, B->fc2_w, M, 1.0f, xr, D);
+        add_bias(xr, D, rows, D, B->fc2_b);
+    }
+}
+
 int vit_forward_ex(const vit_model *m, vit_state *s, const float *chw, int grid_h, int grid_w,
                    const vit_outputs *out)
 {
@@ -802,44 +873,25 @@ int vit_forward_ex(const vit_model *m, vit_state *s, const float *chw, int grid_
                        m->kind);
     if (!keys && !tokens && !attn) return 0;
     if (m->blas_pool) return forward_blas_pool(m, s, chw, keys, tokens, attn);
-    const int D = m->dim, M = m->mlp, T = s->n_tok, cls = m->cls;
+    const int D = m->dim, T = s->n_tok, cls = m->cls, depth = m->depth;
     const float eps = (float)m->ln_eps;
-    const int n_items_per_head = (T + ATT_ROWS - 1) / ATT_ROWS;
+    const int att_rows = m->attn_fused ? KC_ATTN_ROWS : ATT_ROWS;
+    const int n_items_per_head = (T + att_rows - 1) / att_rows;
     const int n_items = m->heads * n_items_per_head;
-    const int full_blocks = tokens ? m->depth : m->depth - 1;
+    const int full_blocks = tokens ? depth : depth - 1;
 
 #pragma omp parallel num_threads(s->n_threads)
     {
         const int nt = omp_get_num_threads(), tid = omp_get_thread_num();
         const int r0 = (int)((int64_t)T * tid / nt), r1 = (int)((int64_t)T * (tid + 1) / nt);
-        const int rows = r1 - r0;
-        float *scores = s->scores + (size_t)tid * ATT_ROWS * T;
-        float *xr = s->x + (size_t)r0 * D, *xnr = s->xn + (size_t)r0 * D;
-        float *qkvr = s->qkv + (size_t)r0 * 3 * D;
+        float *scores = s->scores + (size_t)tid * vit_scores_floats(T);
 
         embed_rows(m, s, chw, r0, r1);
-        for (int b = 0; b < m->depth; b++) {
+        for (int b = 0; b < depth; b++) {
             const vit_block *B = &m->blocks[b];
-            const int full = b < full_blocks;
-            layer_norm(xr, D, xnr, D, rows, D, B->ln1_w, B->ln1_b, eps);
-            if (full) {
-                if (!LINEAR(B->lin_qkv, rows, xnr, qkvr)) {
-                    gemm_nt(rows, 3 * D, D, 1.0f, xnr, D, B->qkv_w, D, 0.0f, qkvr, 3 * D);
-                    add_bias(qkvr, 3 * D, rows, 3 * D, B->qkv_b);
-                }
-            } else if (LINEAR(B->lin_keys, rows, xnr, s->att + (size_t)r0 * D)) { /* keys only */
-                for (int r = 0; r < rows; r++) /* (the matmul takes a dense C: via s->att) */
-                    memcpy(qkvr + (size_t)r * 3 * D + D, s->att + (size_t)(r0 + r) * D, (size_t)D * sizeof(float));
-            } else { /* keys only: the k rows of qkv */
-                gemm_nt(rows, D, D, 1.0f, xnr, D, B->qkv_w + (size_t)D * D, D, 0.0f, qkvr + D,
-                        3 * D);
-                add_bias(qkvr + D, 3 * D, rows, D, B->qkv_b + D);
-            }
-            if (keys && b == m->depth - 1)
-                for (int r = r0 > cls ? r0 : cls; r < r1; r++)
-                    memcpy(keys + (size_t)(r - cls) * D, s->qkv + (size_t)r * 3 * D + D,
-                           (size_t)D * sizeof(float));
-            if (attn && b == m->depth - 1) {
+            const int full = b < full_blocks, last = b == depth - 1;
+            rows_before_attention(m, s, B, full, last, keys, r0, r1);
+            if (attn && last) {
 #pragma omp barrier
 #pragma omp single
                 class_attention(m, s, B, attn);
@@ -850,25 +902,11 @@ int vit_forward_ex(const vit_model *m, vit_state *s, const float *chw, int grid_
             for (int it = 0; it < n_items; it++) {
                 /* head-major: consecutive items share the head's k and v rows (in cache) */
                 int h = it / n_items_per_head, blk = it % n_items_per_head;
-                int q0 = blk * ATT_ROWS, q1 = q0 + ATT_ROWS < T ? q0 + ATT_ROWS : T;
+                int q0 = blk * att_rows, q1 = q0 + att_rows < T ? q0 + att_rows : T;
                 attention_item(m, s, scores, h, q0, q1);
             }
             /* (implicit barrier) the rest is local to this thread's rows */
-            float *attr = s->att + (size_t)r0 * D;
-            float *hid = s->hidden + (size_t)r0 * M;
-            if (!LINEAR(B->lin_proj, rows, attr, xr)) {
-                gemm_nt(rows, D, D, 1.0f, attr, D, B->proj_w, D, 1.0f, xr, D);
-                add_bias(xr, D, rows, D, B->proj_b);
-            }
-            layer_norm(xr, D, xnr, D, rows, D, B->ln2_w, B->ln2_b, eps);
-            if (!LINEAR(B->lin_fc1, rows, xnr, hid)) {
-                gemm_nt(rows, M, D, 1.0f, xnr, D, B->fc1_w, D, 0.0f, hid, M);
-                bias_gelu(hid, rows, M, B->fc1_b);
-            }
-            if (!LINEAR(B->lin_fc2, rows, hid, xr)) {
-                gemm_nt(rows, D, M, 1.0f, hid, M, B->fc2_w, M, 1.0f, xr, D);
-                add_bias(xr, D, rows, D, B->fc2_b);
-            }
+            rows_after_attention(m, s, B, r0, r1);
         }
         if (tokens) {
             int a = r0 > cls ? r0 : cls;

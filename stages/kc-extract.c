@@ -62,11 +62,13 @@ static void usage(FILE *f)
             "             --policy square480 --out cache/dino/voc12-val/keys.h5\n");
 }
 
-/* "oneDNN 2.6.3 avx512_core; row kernels avx512": what computed the forward (provenance) */
-static const char *products_describe(void)
+/* "oneDNN 2.6.3 avx512_core; row kernels avx512; attention fused avx512": what computed the
+ * forward (provenance) */
+static const char *products_describe(const vit_model *m)
 {
-    static char buf[256];
-    snprintf(buf, sizeof buf, "%s; row kernels %s", kc_gemm_describe(), kc_simd_level() >= 2 ? "avx512" : "avx2");
+    static char buf[320];
+    snprintf(buf, sizeof buf, "%s; row kernels %s; attention %s", kc_gemm_describe(),
+             kc_simd_level() >= 2 ? "avx512" : "avx2", vit_attention_path(m));
     return buf;
 }
 
@@ -270,7 +272,7 @@ int main(int argc, char **argv)
         patch = vit_patch(model);
         dim = vit_dim(model);
         kc_info("%s: %s, %s", weights, vit_describe(model), vit_forward_kind(model));
-        if (verbose) kc_info("products: %s", products_describe());
+        if (verbose) kc_info("products: %s", products_describe(model));
         if (w.n_skipped) { /* outside the backbone (a classification or DINO head, optimizer state) */
             kc_buf sk = {0};
             for (int i = 0; i < w.n_skipped && i < 12; i++) kc_buf_printf(&sk, "%s%s", i ? ", " : "", w.skipped[i]);
@@ -321,7 +323,7 @@ int main(int argc, char **argv)
     sha256_hex(&idh, ids_hash);
     /* the product path too: pieces computed by two paths (a resume on another CPU, or under another
      * KC_ISA) would differ in their last bits, so they are never mixed (check_products) */
-    const char *products = use_vit ? products_describe() : "-";
+    const char *products = use_vit ? products_describe(model) : "-";
     const char *parts[] = {"kc-extract", KC_VERSION, model_name, use_vit ? w.sha256 : "-", ckey ? ckey : "-",
                            drop_cls ? "drop-cls" : "-", heads_s, eps_s, policy_name(policy), features, posembed,
                            batch_s, patch_s, ids_hash, products, shard_str(&shard, shard_s)};
@@ -473,7 +475,7 @@ int main(int argc, char **argv)
         prov_set(&prov, "forward", vit_forward_kind(model));
         prov_setf(&prov, "ln_eps", "%.9g", vit_ln_eps(model));
         prov_set(&prov, "posembed", posembed);
-        prov_set(&prov, "products", products_describe());
+        prov_set(&prov, "products", products_describe(model));
     } else {
         prov_setf(&prov, "arch", "color dim=%d patch=%d", COLOR_DIM, patch);
         prov_set(&prov, "forward", "color statistics (no learning)");

@@ -149,7 +149,7 @@ int main(int argc, char **argv)
     printf("model: %s\n", vit_describe(m));
     printf("input: %dx%d, grid %dx%d, %s, %d threads\n", size, width, g, gw,
            want_tokens ? "tokens" : "keys", threads);
-    printf("products: %s; row kernels %s\n", kc_gemm_describe(), kc_simd_level() >= 2 ? "avx512" : "avx2");
+    printf("products: %s; row kernels %s; attention %s\n", kc_gemm_describe(), kc_simd_level() >= 2 ? "avx512" : "avx2", vit_attention_path(m));
     printf("keycut forward: %.1f ms/image mean, %.1f ms best, %.2f images/s\n",
            1e3 * total / images, 1e3 * best, images / total);
     printf("keycut forward CPU time (all threads, best): %.1f ms/image\n", 1e3 * cpu_best);

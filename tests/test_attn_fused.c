@@ -1,0 +1,124 @@
+/* tests/test_attn_fused.c — the fused attention kernel (pipeline/attn.h) against a double-precision
+ * loop written here (scores, softmax and the product P V in double), on qkv rows laid out as in
+ * vit.c (q, k, v of one head inside rows of stride 3 x 384): token counts with every tail of the
+ * score tile (1..8, 13, 901 = 480x480 + class, 1561 = 480x832 + class), every block size 1..48,
+ * scores from small to |s| ~ 200 (the max subtraction), and rows of a block split over two calls
+ * against one call, bit for bit (a row's result must not depend on the other rows).
+ * Tolerance: max |v| (2e-6 + 16 u max_it sum_d |scale q_id k_td|), u = 2^-24: the float sums over
+ * up to 1,561 tokens, plus a score's rounding (an FMA chain of 64 terms, taken as 8 u of the sum
+ * of |terms|), which moves p by that much relative and the output by twice it; worst printed.
+ * Skipped where the kernel does not run (no AVX-512, or KC_ISA below avx512). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/attn.h"
+#include "pipeline/kc.h"
+#include "tests/test.h"
+
+#define HD 64
+#define LD (3 * 384)
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static double urand(void) /* uniform in [-1, 1) */
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0 * 2 - 1;
+}
+
+/* out (rows, HD) in double: softmax(scale q k^T) v. */
+static void naive(int rows, int T, float scale, const float *q, const float *k, const float *v,
+                  double *out)
+{
+    double *s = malloc(sizeof(double) * (size_t)T);
+    for (int i = 0; i < rows; i++) {
+        double mx = -INFINITY, sum = 0;
+        for (int t = 0; t < T; t++) {
+            double dot = 0;
+            for (int d = 0; d < HD; d++) dot += (double)q[(size_t)i * LD + d] * k[(size_t)t * LD + d];
+            s[t] = dot * scale;
+            if (s[t] > mx) mx = s[t];
+        }
+        for (int t = 0; t < T; t++) sum += s[t] = exp(s[t] - mx);
+        for (int d = 0; d < HD; d++) {
+            double acc = 0;
+            for (int t = 0; t < T; t++) acc += s[t] * v[(size_t)t * LD + d];
+            out[(size_t)i * HD + d] = acc / sum;
+        }
+    }
+    free(s);
+}
+
+/* One case: T tokens, a block of `rows` query rows taken from row q0, scores of size ~amp. */
+static void one_case(int T, int rows, int q0, double amp, double *worst)
+{
+    float *qkv = malloc(sizeof(float) * (size_t)T * LD);
+    for (size_t i = 0; i < (size_t)T * LD; i++) qkv[i] = (float)(amp * urand());
+    const float scale = 0.125f; /* 1 / sqrt(64) */
+    const float *q = qkv + (size_t)q0 * LD + 64, *k = qkv + 384 + 64, *v = qkv + 768 + 64;
+    const int ldo = 384;
+    float *out = malloc(sizeof(float) * (size_t)rows * ldo), *out2 = malloc(sizeof(float) * (size_t)rows * ldo);
+    float *work = malloc(sizeof(float) * kc_attn_work_floats(T));
+    double *ref = malloc(sizeof(double) * (size_t)rows * HD);
+    for (size_t i = 0; i < (size_t)rows * ldo; i++) out[i] = out2[i] = NAN;
+    kc_attn_rows(rows, T, scale, q, k, v, LD, out, ldo, work);
+    naive(rows, T, scale, q, k, v, ref);
+    double vmax = 0, md = 0, smax = 0;
+    for (int t = 0; t < T; t++)
+        for (int d = 0; d < HD; d++) vmax = fmax(vmax, fabs(v[(size_t)t * LD + d]));
+    for (int i = 0; i < rows; i++)
+        for (int t = 0; t < T; t++) {
+            double sa = 0;
+            for (int d = 0; d < HD; d++) sa += fabs(scale * q[(size_t)i * LD + d] * k[(size_t)t * LD + d]);
+            smax = fmax(smax, sa);
+        }
+    const double tol = vmax * (2e-6 + 16 * 0x1p-24 * smax);
+    int finite = 1, untouched = 1;
+    for (int i = 0; i < rows; i++) {
+        for (int d = 0; d < HD; d++) {
+            double g = out[(size_t)i * ldo + d];
+            if (!isfinite(g)) finite = 0;
+            md = fmax(md, fabs(g - ref[(size_t)i * HD + d]));
+        }
+        for (int d = HD; d < ldo; d++) /* the other heads' columns stay as they were */
+            if (!isnan(out[(size_t)i * ldo + d])) untouched = 0;
+    }
+    CHECK(finite, "T %d rows %d amp %g: non-finite output", T, rows, amp);
+    CHECK(untouched, "T %d rows %d: wrote outside the head's 64 columns", T, rows);
+    CHECK(md <= tol, "T %d rows %d amp %g: max |out - ref| %.3g > tolerance %.3g", T, rows, amp, md, tol);
+    if (md / tol > *worst) *worst = md / tol;
+    /* the same rows in two calls (split at a point that is not a tile boundary) */
+    if (rows > 1) {
+        const int a = rows / 2 + 1 < rows ? rows / 2 + 1 : rows - 1;
+        kc_attn_rows(a, T, scale, q, k, v, LD, out2, ldo, work);
+        kc_attn_rows(rows - a, T, scale, q + (size_t)a * LD, k, v, LD, out2 + (size_t)a * ldo, ldo, work);
+        int same = 1;
+        for (int i = 0; i < rows; i++)
+            if (memcmp(out + (size_t)i * ldo, out2 + (size_t)i * ldo, HD * sizeof(float)) != 0) same = 0;
+        CHECK(same, "T %d rows %d: rows split %d + %d differ from one call", T, rows, a, rows - a);
+    }
+    free(qkv);
+    free(out);
+    free(out2);
+    free(work);
+    free(ref);
+}
+
+int main(void)
+{
+    if (!kc_attn_available(HD)) {
+        SKIP("fused attention does not run here (no AVX-512, or KC_ISA below avx512)");
+        return test_done();
+    }
+    CHECK(!kc_attn_available(32) && !kc_attn_available(128), "only head_dim 64 is claimed");
+    double worst = 0;
+    for (int T = 1; T <= 17; T++) one_case(T, T < KC_ATTN_ROWS ? T : KC_ATTN_ROWS, 0, 1.0, &worst);
+    for (int rows = 1; rows <= KC_ATTN_ROWS; rows++) one_case(61, rows, 61 - rows, 2.0, &worst);
+    one_case(901, KC_ATTN_ROWS, 853, 1.0, &worst);
+    one_case(901, 37, 864, 4.0, &worst);    /* the last block of a 480x480 image */
+    one_case(1561, KC_ATTN_ROWS, 0, 3.0, &worst);
+    one_case(300, 29, 100, 20.0, &worst);   /* |scores| up to ~200: one token takes all */
+    one_case(8, 8, 0, 40.0, &worst);
+    printf("fused attention: worst |out - ref| = %.3g of its tolerance\n", worst);
+    return test_done();
+}
