@@ -21,7 +21,7 @@
 
 int kc_attn_available(int head_dim) { return head_dim == HD && kc_simd_level() >= 2; }
 
-size_t kc_attn_work_floats(int T) { return (size_t)HD * R + (size_t)T * R + 3 * R + 16; }
+size_t kc_attn_work_floats(int T) { return 2 * (size_t)HD * R + (size_t)T * R + 16; }
 
 /* st (nt, R) = tokens t..t+nt-1 of k against the packed queries qt (HD, R); mx = max(mx, st). */
 T512 INLINE void score_tile(int nt, const float *qt, const float *k, int ld, float *st, __m512 *mx)
@@ -63,30 +63,55 @@ T512 static void score_tail(int nt, const float *qt, const float *k, int ld, flo
     }
 }
 
-/* st (T, R) <- exp(st - mx) column by column; sum (R) = the column sums, in token order. */
-T512 static void exp_columns(float *st, int T, const float *mx, float *sum)
+/* kc_expf (pipeline/fastmath.h) on 16 lanes, the same operations in the same order. */
+T512 INLINE __m512 exp16(__m512 x)
 {
-    for (int i = 0; i < R; i++) sum[i] = 0;
-    for (int t = 0; t < T; t++) {
-        float *row = st + (size_t)t * R;
-#pragma omp simd
-        for (int i = 0; i < R; i++) {
-            const float e = kc_expf(row[i] - mx[i]);
-            row[i] = e;
-            sum[i] += e;
-        }
-    }
+    const __m512 lo = _mm512_set1_ps(-87.33654f), hi = _mm512_set1_ps(88.37f);
+    const __m512 shifter = _mm512_set1_ps(12582912.0f);
+    const __m512 xc = _mm512_min_ps(_mm512_max_ps(x, lo), hi);
+    __m512 nf = _mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504088896341f), shifter);
+    const __m512i n = _mm512_sub_epi32(_mm512_castps_si512(nf), _mm512_set1_epi32(0x4B400000));
+    nf = _mm512_sub_ps(nf, shifter);
+    __m512 r = _mm512_fmadd_ps(nf, _mm512_set1_ps(-0.693145752f), xc);
+    r = _mm512_fmadd_ps(nf, _mm512_set1_ps(-1.42860677e-06f), r);
+    __m512 p = _mm512_set1_ps(1.9899281082083029e-04f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3933654146320446e-03f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3332984761662707e-03f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1666464861392943e-02f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666666719008380e-01f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000000134832245e-01f));
+    const __m512 e = _mm512_add_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(_mm512_mul_ps(r, r), p, r));
+    const __m512 scale = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n, _mm512_set1_epi32(127)), 23));
+    const __m512 y = _mm512_mul_ps(e, scale);
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lo, _CMP_NLT_UQ), y); /* 0 where x < lo */
 }
 
-/* out rows i0..i0+n-1 (n <= NR) = (sum_t p_ti v_t) * inv[i]: p from st (T, R) columns i0.. */
-T512 static void pv_tile(int n, int T, const float *st, int i0, const float *v, int ld,
-                         const float *inv, float *out, int ldo)
+/* st rows 0..tc-1 (R columns) <- exp(st - mx); sum (3 vectors) += each row, in row order. */
+T512 static void exp_rows(float *st, int tc, const __m512 *mx, __m512 *sum)
+{
+    __m512 s0 = sum[0], s1 = sum[1], s2 = sum[2];
+    for (int t = 0; t < tc; t++, st += R) {
+        const __m512 e0 = exp16(_mm512_sub_ps(_mm512_loadu_ps(st), mx[0]));
+        const __m512 e1 = exp16(_mm512_sub_ps(_mm512_loadu_ps(st + 16), mx[1]));
+        const __m512 e2 = exp16(_mm512_sub_ps(_mm512_loadu_ps(st + 32), mx[2]));
+        _mm512_storeu_ps(st, e0);
+        _mm512_storeu_ps(st + 16, e1);
+        _mm512_storeu_ps(st + 32, e2);
+        s0 = _mm512_add_ps(s0, e0);
+        s1 = _mm512_add_ps(s1, e1);
+        s2 = _mm512_add_ps(s2, e2);
+    }
+    sum[0] = s0, sum[1] = s1, sum[2] = s2;
+}
+
+/* acc (NR rows x 64, in memory between chunks) += p (tc, R) columns 0..NR-1 times v (tc, 64). */
+T512 static void pv_chunk(int tc, const float *p, const float *v, int ld, float *acc_mem)
 {
     __m512 acc[NR][4];
 #pragma GCC unroll 6
-    for (int r = 0; r < NR; r++) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = _mm512_setzero_ps();
-    const float *p = st + i0;
-    for (int t = 0; t < T; t++, p += R, v += ld) {
+    for (int r = 0; r < NR; r++)
+        for (int c = 0; c < 4; c++) acc[r][c] = _mm512_loadu_ps(acc_mem + r * HD + c * 16);
+    for (int t = 0; t < tc; t++, p += R, v += ld) {
         const __m512 v0 = _mm512_loadu_ps(v), v1 = _mm512_loadu_ps(v + 16),
                      v2 = _mm512_loadu_ps(v + 32), v3 = _mm512_loadu_ps(v + 48);
 #pragma GCC unroll 6
@@ -98,31 +123,44 @@ T512 static void pv_tile(int n, int T, const float *st, int i0, const float *v, 
             acc[r][3] = _mm512_fmadd_ps(v3, pb, acc[r][3]);
         }
     }
-    for (int r = 0; r < n; r++) {
-        const __m512 f = _mm512_set1_ps(inv[i0 + r]);
-        float *o = out + (size_t)(i0 + r) * ldo;
-        for (int c = 0; c < 4; c++) _mm512_storeu_ps(o + c * 16, _mm512_mul_ps(acc[r][c], f));
-    }
+#pragma GCC unroll 6
+    for (int r = 0; r < NR; r++)
+        for (int c = 0; c < 4; c++) _mm512_storeu_ps(acc_mem + r * HD + c * 16, acc[r][c]);
 }
+
+/* Tokens per chunk of the exp and P V passes: the chunk's p (TC x 48) and v (TC x 64) stay in L1
+ * while all the row groups of the block use them. */
+#define TC 64
 
 T512 static void attn_rows_512(int rows, int T, float scale, const float *q, const float *k,
                                const float *v, int ld, float *out, int ldo, float *work)
 {
     float *qt = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63); /* (HD, R) */
-    float *st = qt + HD * R;                                           /* (T, R) */
-    float *mxs = st + (size_t)T * R, *sum = mxs + R, *inv = sum + R;   /* (R) each */
+    float *acc = qt + HD * R;                                          /* (R, HD) */
+    float *st = acc + R * HD;                                          /* (T, R) */
     for (int d = 0; d < HD; d++)
         for (int i = 0; i < R; i++) qt[d * R + i] = i < rows ? scale * q[(size_t)i * ld + d] : 0.0f;
-    __m512 mx[3];
+    __m512 mx[3], sum[3];
     mx[0] = mx[1] = mx[2] = _mm512_set1_ps(-INFINITY);
+    sum[0] = sum[1] = sum[2] = _mm512_setzero_ps();
     int t = 0;
     for (; t + NT <= T; t += NT) score_tile(NT, qt, k + (size_t)t * ld, ld, st + (size_t)t * R, mx);
     if (t < T) score_tail(T - t, qt, k + (size_t)t * ld, ld, st + (size_t)t * R, mx);
-    for (int c = 0; c < 3; c++) _mm512_storeu_ps(mxs + c * 16, mx[c]);
-    exp_columns(st, T, mxs, sum);
-    for (int i = 0; i < R; i++) inv[i] = 1.0f / sum[i];
-    for (int i0 = 0; i0 < rows; i0 += NR)
-        pv_tile(rows - i0 < NR ? rows - i0 : NR, T, st, i0, v, ld, inv, out, ldo);
+    const int groups = (rows + NR - 1) / NR;
+    for (int i = 0; i < groups * NR * HD; i++) acc[i] = 0.0f;
+    for (int t0 = 0; t0 < T; t0 += TC) {
+        const int tc = T - t0 < TC ? T - t0 : TC;
+        float *sc = st + (size_t)t0 * R;
+        exp_rows(sc, tc, mx, sum);
+        for (int g = 0; g < groups; g++) pv_chunk(tc, sc + g * NR, v + (size_t)t0 * ld, ld, acc + g * NR * HD);
+    }
+    float inv[R];
+    for (int c = 0; c < 3; c++) _mm512_storeu_ps(inv + c * 16, _mm512_div_ps(_mm512_set1_ps(1.0f), sum[c]));
+    for (int i = 0; i < rows; i++) {
+        const __m512 f = _mm512_set1_ps(inv[i]);
+        float *o = out + (size_t)i * ldo;
+        for (int c = 0; c < 4; c++) _mm512_storeu_ps(o + c * 16, _mm512_mul_ps(_mm512_loadu_ps(acc + i * HD + c * 16), f));
+    }
 }
 
 void kc_attn_rows(int rows, int T, float scale, const float *q, const float *k, const float *v,
