@@ -905,6 +905,7 @@ int vit_forward_ex(const vit_model *m, vit_state *s, const float *chw, int grid_
                 int q0 = blk * att_rows, q1 = q0 + att_rows < T ? q0 + att_rows : T;
                 attention_item(m, s, scores, h, q0, q1);
             }
+            /* (implicit barrier) the rest is local to this thread's rows */
             rows_after_attention(m, s, B, r0, r1);
         }
         if (tokens) {
