@@ -2,10 +2,14 @@
 #include "pipeline/attn.h"
 
 #include <immintrin.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "pipeline/fastmath.h"
 #include "pipeline/gemm.h"
+#include "pipeline/kc.h"
 
 #if defined(__FAST_MATH__)
 #error "pipeline/attn.c fixes its order of operations: build it without -ffast-math"
@@ -19,7 +23,24 @@
 #define T512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,prefer-vector-width=512")))
 #define INLINE static inline __attribute__((always_inline))
 
-int kc_attn_available(int head_dim) { return head_dim == HD && kc_simd_level() >= 2; }
+static pthread_once_t g_check_once = PTHREAD_ONCE_INIT;
+static int g_check_ok;
+
+static void check_once(void)
+{
+    double err = 0;
+    g_check_ok = kc_attn_check(&err) == 0;
+    if (!g_check_ok)
+        kc_warn("fused attention (AVX-512) is off by %.3g of max |v| against a plain loop on this "
+                "CPU; attention runs on the products instead", err);
+}
+
+int kc_attn_available(int head_dim)
+{
+    if (head_dim != HD || kc_simd_level() < 2) return 0;
+    pthread_once(&g_check_once, check_once);
+    return g_check_ok;
+}
 
 size_t kc_attn_work_floats(int T) { return 2 * (size_t)HD * R + (size_t)T * R + 16; }
 
@@ -161,6 +182,49 @@ T512 static void attn_rows_512(int rows, int T, float scale, const float *q, con
         float *o = out + (size_t)i * ldo;
         for (int c = 0; c < 4; c++) _mm512_storeu_ps(o + c * 16, _mm512_mul_ps(_mm512_loadu_ps(acc + i * HD + c * 16), f));
     }
+}
+
+/* The safety net (pipeline/gemm.h's, for this kernel): 37 tokens, 13 query rows, every tail of
+ * the tiles, against softmax and products in double. */
+int kc_attn_check(double *err)
+{
+    enum { CT = 37, CR = 13, LD = 3 * HD + 5 };
+    float *qkv = malloc(sizeof(float) * CT * LD), *out = malloc(sizeof(float) * CR * HD);
+    float *work = malloc(sizeof(float) * kc_attn_work_floats(CT));
+    if (!qkv || !out || !work) {
+        free(qkv), free(out), free(work);
+        *err = INFINITY;
+        return -1;
+    }
+    uint32_t x = 12345;
+    for (int i = 0; i < CT * LD; i++) {
+        x = x * 1664525u + 1013904223u;
+        qkv[i] = (float)((int)(x >> 8) % 2001 - 1000) / 250.0f; /* in [-4, 4] */
+    }
+    const float *q = qkv, *k = qkv + HD, *v = qkv + 2 * HD;
+    attn_rows_512(CR, CT, 0.125f, q, k, v, LD, out, HD, work);
+    double worst = 0, vmax = 0, s[CT];
+    for (int t = 0; t < CT; t++)
+        for (int d = 0; d < HD; d++) vmax = fmax(vmax, fabs(v[t * LD + d]));
+    for (int i = 0; i < CR; i++) {
+        double mx = -INFINITY, sum = 0;
+        for (int t = 0; t < CT; t++) {
+            double dot = 0;
+            for (int d = 0; d < HD; d++) dot += (double)q[i * LD + d] * k[t * LD + d];
+            s[t] = 0.125 * dot;
+            mx = fmax(mx, s[t]);
+        }
+        for (int t = 0; t < CT; t++) sum += s[t] = exp(s[t] - mx);
+        for (int d = 0; d < HD; d++) {
+            double o = 0;
+            for (int t = 0; t < CT; t++) o += s[t] * v[t * LD + d];
+            const double diff = fabs(o / sum - out[i * HD + d]);
+            worst = diff > worst || diff != diff ? diff : worst; /* (NaN counts as a failure) */
+        }
+    }
+    free(qkv), free(out), free(work);
+    *err = worst / vmax;
+    return *err <= 1e-4 ? 0 : -1;
 }
 
 void kc_attn_rows(int rows, int T, float scale, const float *q, const float *k, const float *v,

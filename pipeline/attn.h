@@ -32,8 +32,12 @@
 #define KC_ATTN_ROWS 48
 
 /* 1 when the fused kernel runs here: the CPU has AVX-512 (and KC_ISA allows it, see
- * pipeline/gemm.h kc_simd_level) and head_dim == 64; else the caller uses its products. */
+ * pipeline/gemm.h kc_simd_level), head_dim == 64, and the kernel passed kc_attn_check (run once,
+ * thread-safe; a failure prints one warning line); else the caller uses its products. */
 int kc_attn_available(int head_dim);
+/* The start-up check: a small case against softmax and products in double; 0 when within 1e-4 of
+ * max |v| (*err: the error found).  Call only where the CPU has AVX-512. */
+int kc_attn_check(double *err);
 /* Floats of scratch kc_attn_rows needs for T tokens (one buffer per thread). */
 size_t kc_attn_work_floats(int T);
 /* out (rows, 64) = softmax(scale q k^T) v for 1 <= rows <= KC_ATTN_ROWS, T >= 1 (see above). */

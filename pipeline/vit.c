@@ -19,9 +19,14 @@
  * (oneDNN, kernels chosen from the CPU's feature bits), which uses keycut's OpenMP runtime and
  * runs single-threaded inside a parallel region; no second thread pool exists to spin (vit_init
  * also sets the pthread build of OpenBLAS to one thread, for the fallback path).
- * Attention's softmax leaves its 1/sum for after the product P V: the (rows, head_dim) output is
- * scaled instead of the (rows, T) scores, one pass over the scores fewer.  Attention items run
- * head-major, so consecutive items reuse the head's k and v rows from cache.
+ * Attention: where the CPU has AVX-512 and head_dim is 64 (m->attn_fused), each item (head, 48
+ * query rows) is one call of the fused kernel of pipeline/attn.h (scores, softmax and P V kept in
+ * L1/L2, k and v read in place from qkv).  Elsewhere (and under KC_VIT_ATTN=products, for
+ * benchmarks) the two products of pipeline/gemm.h with the softmax between them, which leaves its
+ * 1/sum for after the product P V: the (rows, head_dim) output is scaled instead of the (rows, T)
+ * scores, one pass over the scores fewer.  Either way a row's output does not depend on the item it
+ * falls in.  Attention items run head-major, so consecutive items reuse the head's k and v rows
+ * from cache.
  * Linear layers: where pipeline/gemm.h offers kc_linear (oneDNN matmul, AVX-512), every linear
  * layer (patch embedding, qkv, the keys slice, proj, fc1, fc2) runs on weights packed once at
  * vit_init, with bias, GELU and the residual add fused into the product (no pass over memory of

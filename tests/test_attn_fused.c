@@ -7,6 +7,7 @@
  * Tolerance: max |v| (2e-6 + 16 u max_it sum_d |scale q_id k_td|), u = 2^-24: the float sums over
  * up to 1,561 tokens, plus a score's rounding (an FMA chain of 64 terms, taken as 8 u of the sum
  * of |terms|), which moves p by that much relative and the output by twice it; worst printed.
+ * The start-up check (kc_attn_check) must pass with room to spare.
  * Skipped where the kernel does not run (no AVX-512, or KC_ISA below avx512). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -111,6 +112,9 @@ int main(void)
         return test_done();
     }
     CHECK(!kc_attn_available(32) && !kc_attn_available(128), "only head_dim 64 is claimed");
+    double check_err = -1;
+    CHECK(kc_attn_check(&check_err) == 0 && check_err >= 0 && check_err < 1e-5,
+          "the start-up check: error %.3g of max |v|", check_err);
     double worst = 0;
     for (int T = 1; T <= 17; T++) one_case(T, T < KC_ATTN_ROWS ? T : KC_ATTN_ROWS, 0, 1.0, &worst);
     for (int rows = 1; rows <= KC_ATTN_ROWS; rows++) one_case(61, rows, 61 - rows, 2.0, &worst);

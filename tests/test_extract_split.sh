@@ -3,7 +3,8 @@
 # (issue 10 item 3): one image per core (--split images), every image over all cores (--split rows),
 # one thread, and the default (auto, here a mix: batches of 3 images on 2 threads) give caches whose
 # datasets and attributes are bit-identical (the command line aside), on the matmul path (products
-# "... linear layers matmul brg:..."); elsewhere only the one-thread and rows runs are compared with
+# "... linear layers matmul brg:..."), for the tiny test network and for one of head_dim 64 (the fused
+# attention of pipeline/attn.h, which must be chosen on AVX-512); elsewhere only the one-thread and rows runs are compared with
 # the tolerance of tests/test_determinism.sh, and the rest is skipped.  Also: a resume on another
 # product path is refused (OUT.partial/products names the path that made its pieces).
 source "$(dirname "$0")/lib.sh"
@@ -16,25 +17,34 @@ if ! /usr/bin/python3 -c 'import h5py' 2>/dev/null; then skip "h5py missing: can
 "$B"/kc-demo-data --out "$T/demo" --train 1 --val 6 --videos 1 --frames 3 >/dev/null 2>&1 || bad "kc-demo-data"
 run() { # name, threads, kc-extract options
   local name=$1 th=$2; shift 2
-  (cd "$T" && OMP_NUM_THREADS=$th "$B"/kc-extract --weights "$W" --heads 2 --dataset "voc:$T/demo/voc:val" --batch 3 \
+  (cd "$T" && OMP_NUM_THREADS=$th "$B"/kc-extract --dataset "voc:$T/demo/voc:val" --batch 3 \
     --features keys,tokens,attn --out "$T/$name.h5" "$@") >"$T/log-$name.txt" 2>&1 || bad "kc-extract $name: $(tail -n 1 "$T/log-$name.txt")"
 }
-run rows 2 --split rows
-run images 2 --split images
-run one 1
-run auto 2
-products=$(/usr/bin/python3 -c 'import h5py, sys; print(h5py.File(sys.argv[1]).attrs["products"])' "$T/rows.h5" 2>/dev/null)
-echo "products: $products"
-if [[ $products == *"matmul brg"* ]]; then
-  for c in images one auto; do
-    out=$(/usr/bin/python3 "$ROOT/tests/bad/tools/h5same.py" "$T/rows.h5" "$T/$c.h5")
-    # the command line differs (--split, threads in the environment do not show); nothing else may
-    if [ -z "$out" ] || [ "$out" = "root attributes differ: ['command']" ]; then ok; else bad "rows vs $c: $out"; fi
-    echo "rows vs $c: ${out:-identical}"
-  done
-else
-  skip "products '$products': not the matmul path, outputs may differ in the last bits between splits"
-fi
+# two networks: the tiny test network (head_dim 16: attention by products) and a random one of
+# width 128 in 2 heads (head_dim 64: attention by the fused kernel where the CPU has AVX-512)
+"$B"/tests/bench_attn "$T/hd64.safetensors" --dim 128 --depth 2 >/dev/null || bad "bench_attn could not write the head_dim 64 network"
+for net in tiny hd64; do
+  if [ $net = tiny ]; then wopt=(--weights "$W" --heads 2); else wopt=(--weights "$T/hd64.safetensors" --policy native16); fi
+  run $net-rows 2 "${wopt[@]}" --split rows
+  run $net-images 2 "${wopt[@]}" --split images
+  run $net-one 1 "${wopt[@]}"
+  run $net-auto 2 "${wopt[@]}"
+  products=$(/usr/bin/python3 -c 'import h5py, sys; print(h5py.File(sys.argv[1]).attrs["products"])' "$T/$net-rows.h5" 2>/dev/null)
+  echo "$net: products: $products"
+  if [ $net = hd64 ] && grep -qw avx512f /proc/cpuinfo && [ -z "${KC_ISA:-}" ]; then
+    [[ $products == *"attention fused avx512"* ]] && ok || bad "head_dim 64 on AVX-512: attention not fused ($products)"
+  fi
+  if [[ $products == *"matmul brg"* ]]; then
+    for c in images one auto; do
+      out=$(/usr/bin/python3 "$ROOT/tests/bad/tools/h5same.py" "$T/$net-rows.h5" "$T/$net-$c.h5")
+      # the command line differs (--split, threads in the environment do not show); nothing else may
+      if [ -z "$out" ] || [ "$out" = "root attributes differ: ['command']" ]; then ok; else bad "$net: rows vs $c: $out"; fi
+      echo "$net: rows vs $c: ${out:-identical}"
+    done
+  else
+    skip "$net: products '$products': not the matmul path, outputs may differ in the last bits between splits"
+  fi
+done
 
 # a resume under another product path is refused, nothing written
 mkdir -p "$T/resume.h5.partial"
