@@ -24,9 +24,9 @@
  * L1/L2, k and v read in place from qkv).  Elsewhere (and under KC_VIT_ATTN=products, for
  * benchmarks) the two products of pipeline/gemm.h with the softmax between them, which leaves its
  * 1/sum for after the product P V: the (rows, head_dim) output is scaled instead of the (rows, T)
- * scores, one pass over the scores fewer.  Either way a row's output does not depend on the item it
- * falls in.  Attention items run head-major, so consecutive items reuse the head's k and v rows
- * from cache.
+ * scores, one pass over the scores fewer.  Either way the items depend on T alone, not on the
+ * threads, and the fused kernel's rows do not even depend on their item.  Attention items run
+ * head-major, so consecutive items reuse the head's k and v rows from cache.
  * Linear layers: where pipeline/gemm.h offers kc_linear (oneDNN matmul, AVX-512), every linear
  * layer (patch embedding, qkv, the keys slice, proj, fc1, fc2) runs on weights packed once at
  * vit_init, with bias, GELU and the residual add fused into the product (no pass over memory of
