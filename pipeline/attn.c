@@ -15,7 +15,7 @@
 #error "pipeline/attn.c fixes its order of operations: build it without -ffast-math"
 #endif
 
-#define R KC_ATTN_ROWS /* query rows per block: 3 vectors of 16 */
+#define R KC_ATTN_ROWS /* query rows per block: 3 vectors of 16, or 6 of 8 */
 #define HD 64          /* head_dim */
 #define NT 8           /* tokens per score tile: 8 x 3 accumulators */
 #define NR 6           /* query rows per P V tile: 6 x 4 accumulators */
@@ -24,22 +24,33 @@
 #define INLINE static inline __attribute__((always_inline))
 
 static pthread_once_t g_check_once = PTHREAD_ONCE_INIT;
+static int g_level;    /* 2: the AVX-512 kernel, 1: the AVX2 one (set with the check) */
 static int g_check_ok;
+
+static void attn_rows(int level, int rows, int T, float scale, const float *q, const float *k,
+                      const float *v, int ld, float *out, int ldo, float *work);
 
 static void check_once(void)
 {
     double err = 0;
-    g_check_ok = kc_attn_check(&err) == 0;
+    g_level = kc_simd_level() >= 2 ? 2 : 1;
+    g_check_ok = kc_attn_check_level(g_level, &err) == 0;
     if (!g_check_ok)
-        kc_warn("fused attention (AVX-512) is off by %.3g of max |v| against a plain loop on this "
-                "CPU; attention runs on the products instead", err);
+        kc_warn("fused attention (%s) is off by %.3g of max |v| against a plain loop on this CPU; "
+                "attention runs on the products instead", g_level == 2 ? "AVX-512" : "AVX2", err);
 }
 
 int kc_attn_available(int head_dim)
 {
-    if (head_dim != HD || kc_simd_level() < 2) return 0;
+    if (head_dim != HD) return 0;
     pthread_once(&g_check_once, check_once);
     return g_check_ok;
+}
+
+const char *kc_attn_describe(void)
+{
+    pthread_once(&g_check_once, check_once);
+    return !g_check_ok ? "products (the fused kernel failed its check)" : g_level == 2 ? "fused avx512" : "fused avx2";
 }
 
 size_t kc_attn_work_floats(int T) { return 2 * (size_t)HD * R + (size_t)T * R + 16; }
@@ -184,9 +195,153 @@ T512 static void attn_rows_512(int rows, int T, float scale, const float *q, con
     }
 }
 
-/* The safety net (pipeline/gemm.h's, for this kernel): 37 tokens, 13 query rows, every tail of
- * the tiles, against softmax and products in double. */
-int kc_attn_check(double *err)
+/* ---- AVX2 + FMA (the build's baseline): 8 lanes in 16 registers, the same operations in the same
+ * order as the AVX-512 kernel above, so both give the same bytes.  Scores over half a block (24
+ * query rows, 3 vectors) per tile of NT2 tokens; P V over 6 rows and 16 of the 64 columns. */
+#define NT2 4
+
+/* st (nt, R) columns 0..23 of the half at qt / st = tokens of k against qt (HD, R) columns 0..23;
+ * mx (24) = max(mx, st). */
+INLINE void score_tile8(int nt, const float *qt, const float *k, int ld, float *st, float *mx)
+{
+    __m256 acc[NT2][3];
+#pragma GCC unroll 4
+    for (int j = 0; j < nt; j++) acc[j][0] = acc[j][1] = acc[j][2] = _mm256_setzero_ps();
+    for (int d = 0; d < HD; d++) {
+        const __m256 q0 = _mm256_loadu_ps(qt + d * R), q1 = _mm256_loadu_ps(qt + d * R + 8),
+                     q2 = _mm256_loadu_ps(qt + d * R + 16);
+#pragma GCC unroll 4
+        for (int j = 0; j < nt; j++) {
+            const __m256 kb = _mm256_broadcast_ss(k + (size_t)j * ld + d);
+            acc[j][0] = _mm256_fmadd_ps(q0, kb, acc[j][0]);
+            acc[j][1] = _mm256_fmadd_ps(q1, kb, acc[j][1]);
+            acc[j][2] = _mm256_fmadd_ps(q2, kb, acc[j][2]);
+        }
+    }
+    for (int c = 0; c < 3; c++) {
+        __m256 m = _mm256_loadu_ps(mx + c * 8);
+#pragma GCC unroll 4
+        for (int j = 0; j < nt; j++) {
+            _mm256_storeu_ps(st + j * R + c * 8, acc[j][c]);
+            m = _mm256_max_ps(m, acc[j][c]);
+        }
+        _mm256_storeu_ps(mx + c * 8, m);
+    }
+}
+
+static void score_tail8(int nt, const float *qt, const float *k, int ld, float *st, float *mx)
+{
+    switch (nt) {
+    case 1: score_tile8(1, qt, k, ld, st, mx); break;
+    case 2: score_tile8(2, qt, k, ld, st, mx); break;
+    case 3: score_tile8(3, qt, k, ld, st, mx); break;
+    default: break;
+    }
+}
+
+/* kc_expf on 8 lanes (see exp16). */
+INLINE __m256 exp8(__m256 x)
+{
+    const __m256 lo = _mm256_set1_ps(-87.33654f), hi = _mm256_set1_ps(88.37f);
+    const __m256 shifter = _mm256_set1_ps(12582912.0f);
+    const __m256 xc = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
+    __m256 nf = _mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), shifter);
+    const __m256i n = _mm256_sub_epi32(_mm256_castps_si256(nf), _mm256_set1_epi32(0x4B400000));
+    nf = _mm256_sub_ps(nf, shifter);
+    __m256 r = _mm256_fmadd_ps(nf, _mm256_set1_ps(-0.693145752f), xc);
+    r = _mm256_fmadd_ps(nf, _mm256_set1_ps(-1.42860677e-06f), r);
+    __m256 p = _mm256_set1_ps(1.9899281082083029e-04f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3933654146320446e-03f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3332984761662707e-03f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1666464861392943e-02f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666666719008380e-01f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000000134832245e-01f));
+    const __m256 e = _mm256_add_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(_mm256_mul_ps(r, r), p, r));
+    const __m256 scale = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
+    const __m256 y = _mm256_mul_ps(e, scale);
+    return _mm256_and_ps(_mm256_cmp_ps(x, lo, _CMP_NLT_UQ), y); /* 0 where x < lo */
+}
+
+/* exp_rows on 8 lanes: sum (R) += each row of exp(st - mx), in row order. */
+static void exp_rows8(float *st, int tc, const float *mx, float *sum)
+{
+    __m256 s[R / 8];
+    for (int c = 0; c < R / 8; c++) s[c] = _mm256_loadu_ps(sum + c * 8);
+    for (int t = 0; t < tc; t++, st += R)
+        for (int c = 0; c < R / 8; c++) {
+            const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(st + c * 8), _mm256_loadu_ps(mx + c * 8)));
+            _mm256_storeu_ps(st + c * 8, e);
+            s[c] = _mm256_add_ps(s[c], e);
+        }
+    for (int c = 0; c < R / 8; c++) _mm256_storeu_ps(sum + c * 8, s[c]);
+}
+
+/* acc (NR rows, columns 0..15 of stride HD) += p (tc, R) columns 0..NR-1 times v (tc, 16). */
+static void pv_chunk8(int tc, const float *p, const float *v, int ld, float *acc_mem)
+{
+    __m256 acc[NR][2];
+#pragma GCC unroll 6
+    for (int r = 0; r < NR; r++)
+        for (int c = 0; c < 2; c++) acc[r][c] = _mm256_loadu_ps(acc_mem + r * HD + c * 8);
+    for (int t = 0; t < tc; t++, p += R, v += ld) {
+        const __m256 v0 = _mm256_loadu_ps(v), v1 = _mm256_loadu_ps(v + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < NR; r++) {
+            const __m256 pb = _mm256_broadcast_ss(p + r);
+            acc[r][0] = _mm256_fmadd_ps(v0, pb, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(v1, pb, acc[r][1]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < NR; r++)
+        for (int c = 0; c < 2; c++) _mm256_storeu_ps(acc_mem + r * HD + c * 8, acc[r][c]);
+}
+
+static void attn_rows_avx2(int rows, int T, float scale, const float *q, const float *k,
+                           const float *v, int ld, float *out, int ldo, float *work)
+{
+    float *qt = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63); /* (HD, R) */
+    float *acc = qt + HD * R;                                          /* (R, HD) */
+    float *st = acc + R * HD;                                          /* (T, R) */
+    for (int d = 0; d < HD; d++)
+        for (int i = 0; i < R; i++) qt[d * R + i] = i < rows ? scale * q[(size_t)i * ld + d] : 0.0f;
+    float mx[R], sum[R], inv[R];
+    for (int i = 0; i < R; i++) mx[i] = -INFINITY, sum[i] = 0.0f;
+    for (int half = 0; half < 2; half++) {
+        const int c0 = half * (R / 2);
+        int t = 0;
+        for (; t + NT2 <= T; t += NT2)
+            score_tile8(NT2, qt + c0, k + (size_t)t * ld, ld, st + (size_t)t * R + c0, mx + c0);
+        if (t < T) score_tail8(T - t, qt + c0, k + (size_t)t * ld, ld, st + (size_t)t * R + c0, mx + c0);
+    }
+    const int groups = (rows + NR - 1) / NR;
+    for (int i = 0; i < groups * NR * HD; i++) acc[i] = 0.0f;
+    for (int t0 = 0; t0 < T; t0 += TC) {
+        const int tc = T - t0 < TC ? T - t0 : TC;
+        float *sc = st + (size_t)t0 * R;
+        exp_rows8(sc, tc, mx, sum);
+        for (int c = 0; c < HD; c += 16)
+            for (int g = 0; g < groups; g++)
+                pv_chunk8(tc, sc + g * NR, v + (size_t)t0 * ld + c, ld, acc + g * NR * HD + c);
+    }
+    for (int c = 0; c < R; c += 8) _mm256_storeu_ps(inv + c, _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_loadu_ps(sum + c)));
+    for (int i = 0; i < rows; i++) {
+        const __m256 f = _mm256_set1_ps(inv[i]);
+        float *o = out + (size_t)i * ldo;
+        for (int c = 0; c < HD; c += 8) _mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_loadu_ps(acc + i * HD + c), f));
+    }
+}
+
+static void attn_rows(int level, int rows, int T, float scale, const float *q, const float *k,
+                      const float *v, int ld, float *out, int ldo, float *work)
+{
+    if (level >= 2) attn_rows_512(rows, T, scale, q, k, v, ld, out, ldo, work);
+    else attn_rows_avx2(rows, T, scale, q, k, v, ld, out, ldo, work);
+}
+
+/* The safety net (pipeline/gemm.h's, for this kernel): 37 tokens, 13 query rows, tails of the
+ * tiles, against softmax and products in double. */
+int kc_attn_check_level(int level, double *err)
 {
     enum { CT = 37, CR = 13, LD = 3 * HD + 5 };
     float *qkv = malloc(sizeof(float) * CT * LD), *out = malloc(sizeof(float) * CR * HD);
@@ -202,7 +357,7 @@ int kc_attn_check(double *err)
         qkv[i] = (float)((int)(x >> 8) % 2001 - 1000) / 250.0f; /* in [-4, 4] */
     }
     const float *q = qkv, *k = qkv + HD, *v = qkv + 2 * HD;
-    attn_rows_512(CR, CT, 0.125f, q, k, v, LD, out, HD, work);
+    attn_rows(level, CR, CT, 0.125f, q, k, v, LD, out, HD, work);
     double worst = 0, vmax = 0, s[CT];
     for (int t = 0; t < CT; t++)
         for (int d = 0; d < HD; d++) vmax = fmax(vmax, fabs(v[t * LD + d]));
@@ -227,9 +382,16 @@ int kc_attn_check(double *err)
     return *err <= 1e-4 ? 0 : -1;
 }
 
+void kc_attn_rows_level(int level, int rows, int T, float scale, const float *q, const float *k,
+                        const float *v, int ld, float *out, int ldo, float *work)
+{
+    if (rows < 1 || T < 1) return;
+    attn_rows(level, rows, T, scale, q, k, v, ld, out, ldo, work);
+}
+
 void kc_attn_rows(int rows, int T, float scale, const float *q, const float *k, const float *v,
                   int ld, float *out, int ldo, float *work)
 {
-    if (rows < 1 || T < 1) return;
-    attn_rows_512(rows, T, scale, q, k, v, ld, out, ldo, work);
+    pthread_once(&g_check_once, check_once);
+    kc_attn_rows_level(g_level, rows, T, scale, q, k, v, ld, out, ldo, work);
 }

@@ -1,5 +1,6 @@
 /* pipeline/attn.h — one head's self-attention for a block of query rows, fused in one pass
- * through cache (AVX-512, head_dim 64: every ViT-S and ViT-B of DINO, SelfPatch, MoCo-v3, iBOT).
+ * through cache (head_dim 64: every ViT-S and ViT-B of DINO, SelfPatch, MoCo-v3, iBOT), in an
+ * AVX-512 kernel and an AVX2 one (the build's baseline) that give the same bytes.
  *
  *   O_i = sum_t p_it v_t / sum_t p_it,   p_it = exp(s_it - max_t s_it),   s_it = scale q_i . k_t
  *   q: (rows, 64), k and v: (T, 64), all with row stride ld (the qkv rows of vit.c);
@@ -31,17 +32,24 @@
 /* Query rows per call (at most). */
 #define KC_ATTN_ROWS 48
 
-/* 1 when the fused kernel runs here: the CPU has AVX-512 (and KC_ISA allows it, see
- * pipeline/gemm.h kc_simd_level), head_dim == 64, and the kernel passed kc_attn_check (run once,
- * thread-safe; a failure prints one warning line); else the caller uses its products. */
+/* 1 when the fused kernel runs here: head_dim == 64 and the kernel of this CPU's level (AVX-512
+ * where it has it and KC_ISA allows it, see pipeline/gemm.h kc_simd_level; else AVX2) passed
+ * kc_attn_check_level (run once, thread-safe; a failure prints one warning line); else the caller
+ * uses its products. */
 int kc_attn_available(int head_dim);
-/* The start-up check: a small case against softmax and products in double; 0 when within 1e-4 of
- * max |v| (*err: the error found).  Call only where the CPU has AVX-512. */
-int kc_attn_check(double *err);
+/* "fused avx512", "fused avx2" or "products (...)": what kc_attn_available chose (provenance). */
+const char *kc_attn_describe(void);
+/* The start-up check of the kernel of level 2 (AVX-512: only where the CPU has it) or 1 (AVX2): a
+ * small case against softmax and products in double; 0 when within 1e-4 of max |v| (*err: the
+ * error found). */
+int kc_attn_check_level(int level, double *err);
 /* Floats of scratch kc_attn_rows needs for T tokens (one buffer per thread). */
 size_t kc_attn_work_floats(int T);
 /* out (rows, 64) = softmax(scale q k^T) v for 1 <= rows <= KC_ATTN_ROWS, T >= 1 (see above). */
 void kc_attn_rows(int rows, int T, float scale, const float *q, const float *k, const float *v,
                   int ld, float *out, int ldo, float *work);
+/* The same with the kernel of the given level (tests: both kernels on one machine). */
+void kc_attn_rows_level(int level, int rows, int T, float scale, const float *q, const float *k,
+                        const float *v, int ld, float *out, int ldo, float *work);
 
 #endif

@@ -19,8 +19,8 @@
  * (oneDNN, kernels chosen from the CPU's feature bits), which uses keycut's OpenMP runtime and
  * runs single-threaded inside a parallel region; no second thread pool exists to spin (vit_init
  * also sets the pthread build of OpenBLAS to one thread, for the fallback path).
- * Attention: where the CPU has AVX-512 and head_dim is 64 (m->attn_fused), each item (head, 48
- * query rows) is one call of the fused kernel of pipeline/attn.h (scores, softmax and P V kept in
+ * Attention: where head_dim is 64 (m->attn_fused), each item (head, 48 query rows) is one call of
+ * the fused kernel of pipeline/attn.h (AVX-512 or AVX2, the same bytes) (scores, softmax and P V kept in
  * L1/L2, k and v read in place from qkv).  Elsewhere (and under KC_VIT_ATTN=products, for
  * benchmarks) the two products of pipeline/gemm.h with the softmax between them, which leaves its
  * 1/sum for after the product P V: the (rows, head_dim) output is scaled instead of the (rows, T)
@@ -414,7 +414,7 @@ int vit_has_cls(const vit_model *m) { return m->cls; }
 const char *vit_describe(const vit_model *m) { return m->describe; }
 double vit_ln_eps(const vit_model *m) { return m->ln_eps; }
 const char *vit_forward_kind(const vit_model *m) { return m->kind; }
-const char *vit_attention_path(const vit_model *m) { return m->attn_fused ? "fused avx512" : "products"; }
+const char *vit_attention_path(const vit_model *m) { return m->attn_fused ? kc_attn_describe() : "products"; }
 
 double vit_flops(const vit_model *m, int grid_h, int grid_w, int want_tokens)
 {

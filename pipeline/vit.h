@@ -54,7 +54,8 @@ const char *vit_describe(const vit_model *m);
 double vit_ln_eps(const vit_model *m);
 /* "dino", "selfpatch-like (no class token)", "dino converted (--drop-cls)", ... */
 const char *vit_forward_kind(const vit_model *m);
-/* How attention runs: "fused avx512" (pipeline/attn.h) or "products" (pipeline/gemm.h). */
+/* How attention runs: "fused avx512" or "fused avx2" (pipeline/attn.h), or "products"
+ * (pipeline/gemm.h: head_dim other than 64, or KC_VIT_ATTN=products). */
 const char *vit_attention_path(const vit_model *m);
 
 /* Multiply-adds x 2 of one forward on a grid_h x grid_w grid (keys only, or keys and tokens). */

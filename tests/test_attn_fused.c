@@ -7,8 +7,9 @@
  * Tolerance: max |v| (2e-6 + 16 u max_it sum_d |scale q_id k_td|), u = 2^-24: the float sums over
  * up to 1,561 tokens, plus a score's rounding (an FMA chain of 64 terms, taken as 8 u of the sum
  * of |terms|), which moves p by that much relative and the output by twice it; worst printed.
- * The start-up check (kc_attn_check) must pass with room to spare.
- * Skipped where the kernel does not run (no AVX-512, or KC_ISA below avx512). */
+ * Both kernels: AVX2 everywhere, AVX-512 where the CPU has it; and where it does, the two must
+ * give the same bytes on every case.  The start-up check (kc_attn_check_level) must pass with
+ * room to spare on each. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,12 @@ static void naive(int rows, int T, float scale, const float *q, const float *k, 
     free(s);
 }
 
+static int g_level;     /* the kernel under test: 1 AVX2, 2 AVX-512 */
+static int g_have_512;  /* the CPU runs the AVX-512 kernel too: compare the bytes */
+static int g_cross_same = 1, g_cross_n;
+
+#define kc_attn_rows(...) kc_attn_rows_level(g_level, __VA_ARGS__)
+
 /* One case: T tokens, a block of `rows` query rows taken from row q0, scores of size ~amp. */
 static void one_case(int T, int rows, int q0, double amp, double *worst)
 {
@@ -84,6 +91,14 @@ static void one_case(int T, int rows, int q0, double amp, double *worst)
         for (int d = HD; d < ldo; d++) /* the other heads' columns stay as they were */
             if (!isnan(out[(size_t)i * ldo + d])) untouched = 0;
     }
+    if (g_have_512 && g_level == 1) { /* the AVX-512 kernel on the same case: the same bytes */
+        float *o512 = malloc(sizeof(float) * (size_t)rows * ldo);
+        memcpy(o512, out, sizeof(float) * (size_t)rows * ldo);
+        kc_attn_rows_level(2, rows, T, scale, q, k, v, LD, o512, ldo, work);
+        g_cross_same &= memcmp(o512, out, sizeof(float) * (size_t)rows * ldo) == 0;
+        g_cross_n++;
+        free(o512);
+    }
     CHECK(finite, "T %d rows %d amp %g: non-finite output", T, rows, amp);
     CHECK(untouched, "T %d rows %d: wrote outside the head's 64 columns", T, rows);
     CHECK(md <= tol, "T %d rows %d amp %g: max |out - ref| %.3g > tolerance %.3g", T, rows, amp, md, tol);
@@ -105,16 +120,8 @@ static void one_case(int T, int rows, int q0, double amp, double *worst)
     free(ref);
 }
 
-int main(void)
+static void all_cases(void)
 {
-    if (!kc_attn_available(HD)) {
-        SKIP("fused attention does not run here (no AVX-512, or KC_ISA below avx512)");
-        return test_done();
-    }
-    CHECK(!kc_attn_available(32) && !kc_attn_available(128), "only head_dim 64 is claimed");
-    double check_err = -1;
-    CHECK(kc_attn_check(&check_err) == 0 && check_err >= 0 && check_err < 1e-5,
-          "the start-up check: error %.3g of max |v|", check_err);
     double worst = 0;
     for (int T = 1; T <= 17; T++) one_case(T, T < KC_ATTN_ROWS ? T : KC_ATTN_ROWS, 0, 1.0, &worst);
     for (int rows = 1; rows <= KC_ATTN_ROWS; rows++) one_case(61, rows, 61 - rows, 2.0, &worst);
@@ -123,6 +130,30 @@ int main(void)
     one_case(1561, KC_ATTN_ROWS, 0, 3.0, &worst);
     one_case(300, 29, 100, 20.0, &worst);   /* |scores| up to ~200: one token takes all */
     one_case(8, 8, 0, 40.0, &worst);
-    printf("fused attention: worst |out - ref| = %.3g of its tolerance\n", worst);
+    printf("fused attention (%s): worst |out - ref| = %.3g of its tolerance\n",
+           g_level == 2 ? "AVX-512" : "AVX2", worst);
+}
+
+int main(void)
+{
+    CHECK(!kc_attn_available(32) && !kc_attn_available(128), "only head_dim 64 is claimed");
+    CHECK(kc_attn_available(64), "head_dim 64: the fused kernel is off (%s)", kc_attn_describe());
+    printf("kernel chosen here: %s\n", kc_attn_describe());
+    g_have_512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                 __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    for (g_level = 1; g_level <= 2; g_level++) {
+        if (g_level == 2 && !g_have_512) {
+            SKIP("no AVX-512 here: the AVX-512 kernel is not run");
+            continue;
+        }
+        double check_err = -1;
+        CHECK(kc_attn_check_level(g_level, &check_err) == 0 && check_err >= 0 && check_err < 1e-5,
+              "level %d: the start-up check: error %.3g of max |v|", g_level, check_err);
+        all_cases();
+    }
+    if (g_have_512) {
+        CHECK(g_cross_same && g_cross_n > 60, "AVX2 and AVX-512 kernels differ (%d cases compared)", g_cross_n);
+        printf("AVX2 against AVX-512: %d cases, %s\n", g_cross_n, g_cross_same ? "the same bytes" : "DIFFERENT");
+    }
     return test_done();
 }

@@ -66,7 +66,7 @@ with h5py.File(d + "/kc.h5", "r") as f:
 print("%.3g" % worst)
 PY
 )
-        want=$(case $isa in avx512) echo "avx512_core; row kernels avx512; attention fused avx512";; avx2) echo "avx2; row kernels avx2; attention products";; *) echo "sse41; row kernels avx2; attention products";; esac)
+        want=$(case $isa in avx512) echo "avx512_core; row kernels avx512; attention fused avx512";; avx2) echo "avx2; row kernels avx2; attention fused avx2";; *) echo "sse41; row kernels avx2; attention fused avx2";; esac)
         prod=$(grep -m1 -o "products: .*" "$d/kc.log" || true)
         echo "kc-extract --verbose: $prod"
         grep -q "$want" <<<"$prod" && ok || bad "KC_ISA=$isa: kc-extract ran '$prod', expected '$want'"
