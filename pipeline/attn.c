@@ -74,6 +74,7 @@ T512 INLINE void score_tile(int nt, const float *qt, const float *k, int ld, flo
     }
 #pragma GCC unroll 8
     for (int j = 0; j < nt; j++)
+#pragma GCC unroll 4
         for (int c = 0; c < 3; c++) {
             _mm512_storeu_ps(st + j * R + c * 16, acc[j][c]);
             mx[c] = _mm512_max_ps(mx[c], acc[j][c]);
@@ -142,6 +143,7 @@ T512 static void pv_chunk(int tc, const float *p, const float *v, int ld, float 
     __m512 acc[NR][4];
 #pragma GCC unroll 6
     for (int r = 0; r < NR; r++)
+#pragma GCC unroll 4
         for (int c = 0; c < 4; c++) acc[r][c] = _mm512_loadu_ps(acc_mem + r * HD + c * 16);
     for (int t = 0; t < tc; t++, p += R, v += ld) {
         const __m512 v0 = _mm512_loadu_ps(v), v1 = _mm512_loadu_ps(v + 16),
@@ -157,6 +159,7 @@ T512 static void pv_chunk(int tc, const float *p, const float *v, int ld, float 
     }
 #pragma GCC unroll 6
     for (int r = 0; r < NR; r++)
+#pragma GCC unroll 4
         for (int c = 0; c < 4; c++) _mm512_storeu_ps(acc_mem + r * HD + c * 16, acc[r][c]);
 }
 
@@ -187,10 +190,12 @@ T512 static void attn_rows_512(int rows, int T, float scale, const float *q, con
         for (int g = 0; g < groups; g++) pv_chunk(tc, sc + g * NR, v + (size_t)t0 * ld, ld, acc + g * NR * HD);
     }
     float inv[R];
+#pragma GCC unroll 4
     for (int c = 0; c < 3; c++) _mm512_storeu_ps(inv + c * 16, _mm512_div_ps(_mm512_set1_ps(1.0f), sum[c]));
     for (int i = 0; i < rows; i++) {
         const __m512 f = _mm512_set1_ps(inv[i]);
         float *o = out + (size_t)i * ldo;
+#pragma GCC unroll 4
         for (int c = 0; c < 4; c++) _mm512_storeu_ps(o + c * 16, _mm512_mul_ps(_mm512_loadu_ps(acc + i * HD + c * 16), f));
     }
 }
@@ -218,6 +223,7 @@ INLINE void score_tile8(int nt, const float *qt, const float *k, int ld, float *
             acc[j][2] = _mm256_fmadd_ps(q2, kb, acc[j][2]);
         }
     }
+#pragma GCC unroll 4
     for (int c = 0; c < 3; c++) {
         __m256 m = _mm256_loadu_ps(mx + c * 8);
 #pragma GCC unroll 4
@@ -282,6 +288,7 @@ static void pv_chunk8(int tc, const float *p, const float *v, int ld, float *acc
     __m256 acc[NR][2];
 #pragma GCC unroll 6
     for (int r = 0; r < NR; r++)
+#pragma GCC unroll 4
         for (int c = 0; c < 2; c++) acc[r][c] = _mm256_loadu_ps(acc_mem + r * HD + c * 8);
     for (int t = 0; t < tc; t++, p += R, v += ld) {
         const __m256 v0 = _mm256_loadu_ps(v), v1 = _mm256_loadu_ps(v + 8);
@@ -294,6 +301,7 @@ static void pv_chunk8(int tc, const float *p, const float *v, int ld, float *acc
     }
 #pragma GCC unroll 6
     for (int r = 0; r < NR; r++)
+#pragma GCC unroll 4
         for (int c = 0; c < 2; c++) _mm256_storeu_ps(acc_mem + r * HD + c * 8, acc[r][c]);
 }
 
