@@ -24,6 +24,7 @@
  */
 #include "pipeline/resize.h"
 
+#include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,52 @@ static inline uint8_t pil_clip8(int32_t v)
     return (uint8_t)(v >> PIL_PRECISION_BITS);
 }
 
+static inline __m128i pil_pixel(const uint8_t *p) /* R, G, B and the next byte, as int32 */
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm_cvtepu8_epi32(_mm_cvtsi32_si128(v));
+}
+
+/* One row of the horizontal pass: o (dw, 3) from row (sw, 3, readable ksh + 2 pixels further).
+ * Two output pixels per 256-bit vector (R, G, B and an unused lane each); the integer sums are the
+ * scalar ones (integer addition: any order gives the same bytes). */
+static void lanczos_row(const uint8_t *row, int dw, const int32_t *kh, int ksh, const int *bh, uint8_t *o)
+{
+    const __m256i half = _mm256_set1_epi32(1 << (PIL_PRECISION_BITS - 1));
+    int xx = 0;
+    for (; xx + 2 <= dw; xx += 2) {
+        const int32_t *k0 = kh + (size_t)xx * ksh, *k1 = k0 + ksh;
+        const uint8_t *p0 = row + (size_t)bh[2 * xx] * 3, *p1 = row + (size_t)bh[2 * xx + 2] * 3;
+        const int n = bh[2 * xx + 1] > bh[2 * xx + 3] ? bh[2 * xx + 1] : bh[2 * xx + 3];
+        __m256i acc = half;
+        for (int x = 0; x < n; x++) { /* past its own count a filter's coefficients are 0 */
+            const __m256i px = _mm256_set_m128i(pil_pixel(p1 + 3 * x), pil_pixel(p0 + 3 * x));
+            const __m256i kx = _mm256_set_m128i(_mm_set1_epi32(k1[x]), _mm_set1_epi32(k0[x]));
+            acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(px, kx));
+        }
+        int32_t sum[8];
+        _mm256_storeu_si256((__m256i *)sum, acc);
+        for (int c = 0; c < 3; c++) {
+            o[3 * xx + c] = pil_clip8(sum[c]);
+            o[3 * xx + 3 + c] = pil_clip8(sum[4 + c]);
+        }
+    }
+    for (; xx < dw; xx++) {
+        const int32_t *k = kh + (size_t)xx * ksh;
+        const uint8_t *p = row + (size_t)bh[2 * xx] * 3;
+        int32_t s0 = 1 << (PIL_PRECISION_BITS - 1), s1 = s0, s2 = s0;
+        for (int x = 0; x < bh[2 * xx + 1]; x++) {
+            s0 += p[3 * x] * k[x];
+            s1 += p[3 * x + 1] * k[x];
+            s2 += p[3 * x + 2] * k[x];
+        }
+        o[3 * xx] = pil_clip8(s0);
+        o[3 * xx + 1] = pil_clip8(s1);
+        o[3 * xx + 2] = pil_clip8(s2);
+    }
+}
+
 void resize_lanczos_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh)
 {
     if (sw == dw && sh == dh) {
@@ -178,38 +225,33 @@ void resize_lanczos_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int
     if (sw != dw) {
         mid_h = y_last - y_first;
         tmp = kc_malloc((size_t)mid_h * dw * 3);
+        /* a source row with room after it: a pixel is read as 4 bytes, and the shorter filter of a
+         * pair of outputs reads up to ksh pixels past its own end (with coefficient 0) */
+        uint8_t *row = kc_calloc((size_t)(sw + ksh + 2) * 3, 1);
         for (int y = 0; y < mid_h; y++) {
-            const uint8_t *row = src + (size_t)(y + y_first) * sw * 3;
-            uint8_t *o = tmp + (size_t)y * dw * 3;
-            for (int xx = 0; xx < dw; xx++) {
-                const int32_t *k = kh + (size_t)xx * ksh;
-                int xmin = bh[2 * xx], n = bh[2 * xx + 1];
-                int32_t s0 = 1 << (PIL_PRECISION_BITS - 1), s1 = s0, s2 = s0;
-                for (int x = 0; x < n; x++) {
-                    const uint8_t *p = row + (size_t)(x + xmin) * 3;
-                    s0 += p[0] * k[x];
-                    s1 += p[1] * k[x];
-                    s2 += p[2] * k[x];
-                }
-                o[3 * xx] = pil_clip8(s0);
-                o[3 * xx + 1] = pil_clip8(s1);
-                o[3 * xx + 2] = pil_clip8(s2);
-            }
+            memcpy(row, src + (size_t)(y + y_first) * sw * 3, (size_t)sw * 3);
+            lanczos_row(row, dw, kh, ksh, bh, tmp + (size_t)y * dw * 3);
         }
+        free(row);
         mid = tmp;
         for (int yy = 0; yy < dh; yy++) bv[2 * yy] -= y_first;
     }
     if (sh != dh) {
-        for (int yy = 0; yy < dh; yy++) {
+        int32_t *acc = kc_malloc(sizeof(int32_t) * (size_t)dw * 3);
+        for (int yy = 0; yy < dh; yy++) { /* the same integer sums, taken a source row at a time */
             const int32_t *k = kv + (size_t)yy * ksv;
             int ymin = bv[2 * yy], n = bv[2 * yy + 1];
             uint8_t *o = dst + (size_t)yy * dw * 3;
-            for (int xx = 0; xx < dw * 3; xx++) {
-                int32_t s = 1 << (PIL_PRECISION_BITS - 1);
-                for (int y = 0; y < n; y++) s += mid[(size_t)(y + ymin) * dw * 3 + xx] * k[y];
-                o[xx] = pil_clip8(s);
+            for (int xx = 0; xx < dw * 3; xx++) acc[xx] = 1 << (PIL_PRECISION_BITS - 1);
+            for (int y = 0; y < n; y++) {
+                const uint8_t *r = mid + (size_t)(y + ymin) * dw * 3;
+                const int32_t ky = k[y];
+#pragma omp simd
+                for (int xx = 0; xx < dw * 3; xx++) acc[xx] += r[xx] * ky;
             }
+            for (int xx = 0; xx < dw * 3; xx++) o[xx] = pil_clip8(acc[xx]);
         }
+        free(acc);
     } else {
         memcpy(dst, mid, (size_t)dh * dw * 3);
     }
@@ -352,12 +394,17 @@ int policy_prepare(const kc_image *img, kc_policy p, int patch, float **chw, int
     }
     float *out = kc_calloc((size_t)3 * Hp * Wp, sizeof(float));
     int ch = h < Hp ? h : Hp, cw = w < Wp ? w : Wp;
-    for (int c = 0; c < 3; c++) {
-        float mean = IMAGENET_MEAN[c], sd = std[c];
-        for (int y = 0; y < ch; y++) {
-            const uint8_t *row = px + (size_t)y * w * 3;
-            float *o = out + ((size_t)c * Hp + y) * Wp;
-            for (int x = 0; x < cw; x++) o[x] = ((float)row[3 * x + c] / 255.0f - mean) / sd;
+    /* ((v / 255 - mean) / std in float, as torchvision): 256 values per channel, computed once */
+    float lut[3][256];
+    for (int c = 0; c < 3; c++)
+        for (int v = 0; v < 256; v++) lut[c][v] = ((float)v / 255.0f - IMAGENET_MEAN[c]) / std[c];
+    for (int y = 0; y < ch; y++) {
+        const uint8_t *row = px + (size_t)y * w * 3;
+        float *o0 = out + (size_t)y * Wp, *o1 = o0 + (size_t)Hp * Wp, *o2 = o1 + (size_t)Hp * Wp;
+        for (int x = 0; x < cw; x++) {
+            o0[x] = lut[0][row[3 * x]];
+            o1[x] = lut[1][row[3 * x + 1]];
+            o2[x] = lut[2][row[3 * x + 2]];
         }
     }
     free(resized);
