@@ -200,6 +200,108 @@ static void job_alloc(extract_job *j, int keys, int tokens, int attn, int dim, i
     j->attn = attn ? kc_malloc(n_tok * (size_t)heads * sizeof(float)) : NULL;
 }
 
+/* One image per thread over the whole run (--split images, and auto on the matmul path): each thread
+ * takes the next image as it comes free, across batch boundaries, and the thread that finishes the
+ * last image of a batch writes that batch's piece (one piece at a time) while the others go on, so
+ * no core waits at the end of every batch for another core's last image (cores of one machine often
+ * run at different speeds: a busy neighbour, interrupts).  Batches already in the cache are skipped.
+ * Returns the number of images run; *t_steady: when the first image after the first batch run was
+ * taken (the steady state of --verbose counts from there, so it includes what was still running of
+ * the first batch: a conservative figure); 0 and errmsg set on an error (the pieces of the batches
+ * finished before it are in place, for a resume). */
+typedef struct images_run {
+    cache_writer *cw;
+    const kc_dataset *ds;
+    const cache_index *ix;
+    int batch, n_batches, nt, dim, heads, patch;
+    kc_policy policy;
+    int want_keys, want_tokens, want_attn;
+    const vit_model *model;
+    progress *pr;
+} images_run;
+
+static int extract_images(const images_run *r, char *errmsg, size_t size, int *n_first, double *t_steady)
+{
+    const int n = r->ds->n;
+    int *todo = kc_malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)), n_todo = 0;
+    int *left = kc_calloc((size_t)r->n_batches, sizeof(int)); /* images of a batch still to run */
+    extract_job *jobs = kc_calloc((size_t)(n > 0 ? n : 1), sizeof *jobs);
+    *n_first = 0;
+    for (int b = 0; b < r->n_batches; b++) {
+        const int first = b * r->batch, count = n - first < r->batch ? n - first : r->batch;
+        if (cache_writer_have(r->cw, b)) {
+            progress_skip(r->pr, count);
+            continue;
+        }
+        if (!n_todo) *n_first = count;
+        left[b] = count;
+        for (int k = first; k < first + count; k++) {
+            todo[n_todo++] = k;
+            jobs[k] = (extract_job){.path = r->ds->paths[k], .gh = r->ix->grid[2 * k], .gw = r->ix->grid[2 * k + 1]};
+        }
+    }
+    vit_state **tstate = kc_calloc((size_t)r->nt, sizeof *tstate);
+    int failed = 0;
+    *t_steady = 0;
+#pragma omp parallel num_threads(r->nt)
+    {
+        const int tid = omp_get_thread_num();
+        int tgh = 0, tgw = 0; /* the grid of this thread's state */
+#pragma omp for schedule(dynamic, 1)
+        for (int q = 0; q < n_todo; q++) {
+            int stop;
+#pragma omp atomic read
+            stop = failed;
+            if (stop) continue;
+            if (q == *n_first) *t_steady = kc_now();
+            const int i = todo[q], b = i / r->batch;
+            extract_job *j = &jobs[i];
+            job_alloc(j, r->want_keys, r->want_tokens, r->want_attn, r->dim, r->heads);
+            int rc = job_decode(j, r->policy, r->patch, errmsg, size);
+            vit_state **ts = &tstate[tid];
+            if (rc == 0 && (!*ts || tgh != j->gh || tgw != j->gw)) {
+                vit_state_free(*ts);
+                tgh = j->gh, tgw = j->gw;
+                if ((rc = vit_state_new_threads(ts, r->model, j->gh, j->gw, 1)) < 0) job_error(errmsg, size, NULL);
+            }
+            if (rc == 0) {
+                const vit_outputs vo = {j->keys, j->tokens, j->attn};
+                if ((rc = vit_forward_ex(r->model, *ts, j->chw, j->gh, j->gw, &vo)) < 0) job_error(errmsg, size, j->path);
+            }
+            free(j->chw);
+            j->chw = NULL;
+            if (rc < 0) {
+#pragma omp atomic write
+                failed = 1;
+                continue;
+            }
+            progress_add(r->pr, 1);
+            int rest;
+#pragma omp atomic capture
+            rest = --left[b];
+            if (rest == 0) { /* the batch is complete: its piece */
+                const int first = b * r->batch, count = n - first < r->batch ? n - first : r->batch;
+                piece_task t = {.cw = r->cw, .batch = b, .count = count, .dim = r->dim, .heads = r->heads,
+                                .ids = (const char *const *)r->ds->ids + first, .jobs = jobs + first};
+#pragma omp critical(kc_extract_piece)
+                rc = piece_write_jobs(&t);
+                if (rc < 0) {
+                    job_error(errmsg, size, NULL);
+#pragma omp atomic write
+                    failed = 1;
+                }
+            }
+        }
+    }
+    for (int t = 0; t < r->nt; t++) vit_state_free(tstate[t]);
+    free(tstate);
+    for (int k = 0; k < n; k++) free(jobs[k].keys), free(jobs[k].tokens), free(jobs[k].attn); /* after an error */
+    free(jobs);
+    free(left);
+    free(todo);
+    return failed ? 0 : n_todo;
+}
+
 enum { SPLIT_AUTO, SPLIT_IMAGES, SPLIT_ROWS };
 
 /* A resume must compute with the path that made the pieces already there.  OUT.partial/products
@@ -428,7 +530,20 @@ int main(int argc, char **argv)
     int state_gh = 0, state_gw = 0;
     double t_start = kc_now(), t_first = 0;
     int n_done = 0, n_first = 0;
-    for (int b = 0; b < n_batches; b++) {
+    /* one image per thread where asked, or by default where the rows come out the same either way */
+    const int images_mode = use_vit && nt > 1 && (split_mode == SPLIT_IMAGES || (split_mode == SPLIT_AUTO && per_image_ok));
+    if (images_mode) {
+        char errmsg[2048] = "";
+        const images_run run = {&cw, &ds, &ix, batch, n_batches, nt, dim, want_attn ? vit_heads(model) : 0, patch,
+                                policy, want_keys, want_tokens, want_attn, model, &pr};
+        n_done = extract_images(&run, errmsg, sizeof errmsg, &n_first, &t_first);
+        if (errmsg[0]) {
+            kc_set_error(errmsg);
+            kc_die();
+        }
+        if (n_done <= n_first) t_first = kc_now();
+    }
+    for (int b = 0; b < n_batches && !images_mode; b++) {
         int first = b * batch, count = ds.n - first < batch ? ds.n - first : batch;
         extract_job *jobs = job_sets[b % 2]; /* (the other set may still be being written) */
         if (cache_writer_have(&cw, b)) {
