@@ -160,6 +160,12 @@ static void piece_start(piece_task *t)
 }
 
 /* The first error of a parallel loop, kept for the main thread (path: prefix, or NULL). */
+static void job_error_text(char *errmsg, size_t size, const char *text)
+{
+#pragma omp critical(kc_extract_err)
+    if (!errmsg[0]) snprintf(errmsg, size, "%s", text);
+}
+
 static void job_error(char *errmsg, size_t size, const char *path)
 {
 #pragma omp critical(kc_extract_err)
@@ -198,6 +204,28 @@ static void job_alloc(extract_job *j, int keys, int tokens, int attn, int dim, i
     j->keys = keys ? kc_malloc(n_tok * (size_t)dim * sizeof(float)) : NULL;
     j->tokens = tokens ? kc_malloc(n_tok * (size_t)dim * sizeof(float)) : NULL;
     j->attn = attn ? kc_malloc(n_tok * (size_t)heads * sizeof(float)) : NULL;
+}
+
+/* Waits for the piece being written, if any; its error goes to errmsg (the first error wins). */
+static int writer_wait(piece_task *t, char *errmsg, size_t size)
+{
+    if (t->running) pthread_join(t->thread, NULL);
+    t->running = 0;
+    if (t->rc < 0) {
+        job_error_text(errmsg, size, t->err);
+        t->rc = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes t's piece on a thread of its own (or here, without one: then its error is in t->err). */
+static void piece_launch(piece_task *t)
+{
+    t->rc = 0;
+    t->err[0] = 0;
+    t->running = pthread_create(&t->thread, NULL, piece_thread, t) == 0;
+    if (!t->running) piece_thread(t);
 }
 
 /* One image per thread over the whole run (--split images, and auto on the matmul path): each thread
@@ -242,6 +270,7 @@ static int extract_images(const images_run *r, char *errmsg, size_t size, int *n
     }
     vit_state **tstate = kc_calloc((size_t)r->nt, sizeof *tstate);
     int failed = 0;
+    piece_task writer = {0}; /* the piece being written (one at a time) */
     *t_steady = 0;
 #pragma omp parallel num_threads(r->nt)
     {
@@ -277,22 +306,24 @@ static int extract_images(const images_run *r, char *errmsg, size_t size, int *n
             }
             progress_add(r->pr, 1);
             int rest;
-#pragma omp atomic capture
+#pragma omp atomic capture seq_cst
             rest = --left[b];
-            if (rest == 0) { /* the batch is complete: its piece */
+            if (rest == 0) { /* the batch is complete: its piece, by the writer thread */
                 const int first = b * r->batch, count = n - first < r->batch ? n - first : r->batch;
-                piece_task t = {.cw = r->cw, .batch = b, .count = count, .dim = r->dim, .heads = r->heads,
-                                .ids = (const char *const *)r->ds->ids + first, .jobs = jobs + first};
 #pragma omp critical(kc_extract_piece)
-                rc = piece_write_jobs(&t);
-                if (rc < 0) {
-                    job_error(errmsg, size, NULL);
+                {
+                    if (writer_wait(&writer, errmsg, size) < 0) {
 #pragma omp atomic write
-                    failed = 1;
+                        failed = 1;
+                    }
+                    writer = (piece_task){.cw = r->cw, .batch = b, .count = count, .dim = r->dim, .heads = r->heads,
+                                          .ids = (const char *const *)r->ds->ids + first, .jobs = jobs + first};
+                    piece_launch(&writer);
                 }
             }
         }
     }
+    if (writer_wait(&writer, errmsg, size) < 0) failed = 1;
     for (int t = 0; t < r->nt; t++) vit_state_free(tstate[t]);
     free(tstate);
     for (int k = 0; k < n; k++) free(jobs[k].keys), free(jobs[k].tokens), free(jobs[k].attn); /* after an error */
