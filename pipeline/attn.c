@@ -20,7 +20,10 @@
 #define NT 8           /* tokens per score tile: 8 x 3 accumulators */
 #define NR 6           /* query rows per P V tile: 6 x 4 accumulators */
 
-#define T512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,prefer-vector-width=512")))
+/* Each kernel carries its target, so the file builds whatever -march the build uses (the clang
+ * fuzz build has none); which one runs is decided at run time (check_once). */
+#define T512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq")))
+#define T256 __attribute__((target("avx2,fma")))
 #define INLINE static inline __attribute__((always_inline))
 
 static pthread_once_t g_check_once = PTHREAD_ONCE_INIT;
@@ -34,6 +37,7 @@ static void check_once(void)
 {
     double err = 0;
     g_level = kc_simd_level() >= 2 ? 2 : 1;
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return; /* products */
     g_check_ok = kc_attn_check_level(g_level, &err) == 0;
     if (!g_check_ok)
         kc_warn("fused attention (%s) is off by %.3g of max |v| against a plain loop on this CPU; "
@@ -207,7 +211,7 @@ T512 static void attn_rows_512(int rows, int T, float scale, const float *q, con
 
 /* st (nt, R) columns 0..23 of the half at qt / st = tokens of k against qt (HD, R) columns 0..23;
  * mx (24) = max(mx, st). */
-INLINE void score_tile8(int nt, const float *qt, const float *k, int ld, float *st, float *mx)
+T256 INLINE void score_tile8(int nt, const float *qt, const float *k, int ld, float *st, float *mx)
 {
     __m256 acc[NT2][3];
 #pragma GCC unroll 4
@@ -235,7 +239,7 @@ INLINE void score_tile8(int nt, const float *qt, const float *k, int ld, float *
     }
 }
 
-static void score_tail8(int nt, const float *qt, const float *k, int ld, float *st, float *mx)
+T256 static void score_tail8(int nt, const float *qt, const float *k, int ld, float *st, float *mx)
 {
     switch (nt) {
     case 1: score_tile8(1, qt, k, ld, st, mx); break;
@@ -246,7 +250,7 @@ static void score_tail8(int nt, const float *qt, const float *k, int ld, float *
 }
 
 /* kc_expf on 8 lanes (see exp16). */
-INLINE __m256 exp8(__m256 x)
+T256 INLINE __m256 exp8(__m256 x)
 {
     const __m256 lo = _mm256_set1_ps(-87.33654f), hi = _mm256_set1_ps(88.37f);
     const __m256 shifter = _mm256_set1_ps(12582912.0f);
@@ -269,7 +273,7 @@ INLINE __m256 exp8(__m256 x)
 }
 
 /* exp_rows on 8 lanes: sum (R) += each row of exp(st - mx), in row order. */
-static void exp_rows8(float *st, int tc, const float *mx, float *sum)
+T256 static void exp_rows8(float *st, int tc, const float *mx, float *sum)
 {
     __m256 s[R / 8];
     for (int c = 0; c < R / 8; c++) s[c] = _mm256_loadu_ps(sum + c * 8);
@@ -283,7 +287,7 @@ static void exp_rows8(float *st, int tc, const float *mx, float *sum)
 }
 
 /* acc (NR rows, columns 0..15 of stride HD) += p (tc, R) columns 0..NR-1 times v (tc, 16). */
-static void pv_chunk8(int tc, const float *p, const float *v, int ld, float *acc_mem)
+T256 static void pv_chunk8(int tc, const float *p, const float *v, int ld, float *acc_mem)
 {
     __m256 acc[NR][2];
 #pragma GCC unroll 6
@@ -305,7 +309,7 @@ static void pv_chunk8(int tc, const float *p, const float *v, int ld, float *acc
         for (int c = 0; c < 2; c++) _mm256_storeu_ps(acc_mem + r * HD + c * 8, acc[r][c]);
 }
 
-static void attn_rows_avx2(int rows, int T, float scale, const float *q, const float *k,
+T256 static void attn_rows_avx2(int rows, int T, float scale, const float *q, const float *k,
                            const float *v, int ld, float *out, int ldo, float *work)
 {
     float *qt = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63); /* (HD, R) */

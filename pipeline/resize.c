@@ -161,7 +161,11 @@ static inline uint8_t pil_clip8(int32_t v)
     return (uint8_t)(v >> PIL_PRECISION_BITS);
 }
 
-static inline __m128i pil_pixel(const uint8_t *p) /* R, G, B and the next byte, as int32 */
+#define T256 __attribute__((target("avx2"))) /* (builds without -march too; run only with AVX2) */
+
+static void lanczos_row_scalar(const uint8_t *row, int xx0, int dw, const int32_t *kh, int ksh, const int *bh, uint8_t *o);
+
+T256 static inline __m128i pil_pixel(const uint8_t *p) /* R, G, B and the next byte, as int32 */
 {
     int32_t v;
     memcpy(&v, p, 4);
@@ -171,7 +175,7 @@ static inline __m128i pil_pixel(const uint8_t *p) /* R, G, B and the next byte, 
 /* One row of the horizontal pass: o (dw, 3) from row (sw, 3, readable ksh + 2 pixels further).
  * Two output pixels per 256-bit vector (R, G, B and an unused lane each); the integer sums are the
  * scalar ones (integer addition: any order gives the same bytes). */
-static void lanczos_row(const uint8_t *row, int dw, const int32_t *kh, int ksh, const int *bh, uint8_t *o)
+T256 static void lanczos_row(const uint8_t *row, int dw, const int32_t *kh, int ksh, const int *bh, uint8_t *o)
 {
     const __m256i half = _mm256_set1_epi32(1 << (PIL_PRECISION_BITS - 1));
     int xx = 0;
@@ -192,7 +196,13 @@ static void lanczos_row(const uint8_t *row, int dw, const int32_t *kh, int ksh, 
             o[3 * xx + 3 + c] = pil_clip8(sum[4 + c]);
         }
     }
-    for (; xx < dw; xx++) {
+    lanczos_row_scalar(row, xx, dw, kh, ksh, bh, o);
+}
+
+/* Output pixels xx0..dw-1 of one row of the horizontal pass, one at a time (no AVX2 needed). */
+static void lanczos_row_scalar(const uint8_t *row, int xx0, int dw, const int32_t *kh, int ksh, const int *bh, uint8_t *o)
+{
+    for (int xx = xx0; xx < dw; xx++) {
         const int32_t *k = kh + (size_t)xx * ksh;
         const uint8_t *p = row + (size_t)bh[2 * xx] * 3;
         int32_t s0 = 1 << (PIL_PRECISION_BITS - 1), s1 = s0, s2 = s0;
@@ -228,9 +238,11 @@ void resize_lanczos_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int
         /* a source row with room after it: a pixel is read as 4 bytes, and the shorter filter of a
          * pair of outputs reads up to ksh pixels past its own end (with coefficient 0) */
         uint8_t *row = kc_calloc((size_t)(sw + ksh + 2) * 3, 1);
+        const int avx2 = __builtin_cpu_supports("avx2");
         for (int y = 0; y < mid_h; y++) {
             memcpy(row, src + (size_t)(y + y_first) * sw * 3, (size_t)sw * 3);
-            lanczos_row(row, dw, kh, ksh, bh, tmp + (size_t)y * dw * 3);
+            if (avx2) lanczos_row(row, dw, kh, ksh, bh, tmp + (size_t)y * dw * 3);
+            else lanczos_row_scalar(row, 0, dw, kh, ksh, bh, tmp + (size_t)y * dw * 3);
         }
         free(row);
         mid = tmp;

@@ -557,7 +557,11 @@ static void gemm_nt(int M, int N, int K, float alpha, const float *A, int lda, c
 /* Row-wise kernels.  Each body is compiled twice: for the build's baseline (x86-64-v3: AVX2, FMA)
  * and for AVX-512 (F, VL, BW, DQ, 512-bit vectors); vit_init picks one per process from
  * kc_simd_level() (CPU feature bits, and KC_ISA when set), so one binary runs everywhere. */
+#if defined(__clang__) /* (clang, the fuzz build: no prefer-vector-width in a target attribute) */
+#define KC_TARGET_512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq")))
+#else
 #define KC_TARGET_512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,prefer-vector-width=512")))
+#endif
 #define KC_BODY static inline __attribute__((always_inline))
 
 #define DISPATCH(name, params, args)                                                           \
