@@ -83,7 +83,8 @@ typedef struct extract_job {
 
 /* The cache piece of one batch, written (HDF5, flush, fsync, rename) by a thread of its own while
  * the next batch is computed: about 35 ms per batch of 8 keys that the cores would otherwise wait
- * for.  One piece at a time; piece_join waits for it and stops on its error. */
+ * for.  One piece at a time: piece_launch starts it, writer_wait waits for it and hands on its
+ * error. */
 typedef struct piece_task {
     cache_writer *cw;
     int batch, count, dim, heads;
@@ -126,37 +127,6 @@ static void *piece_thread(void *arg)
     t->rc = piece_write_jobs(t);
     if (t->rc < 0) snprintf(t->err, sizeof t->err, "%s", kc_error());
     return NULL;
-}
-
-static void piece_join(piece_task *t)
-{
-    if (!t->running) return;
-    pthread_join(t->thread, NULL);
-    t->running = 0;
-    if (t->rc < 0) {
-        kc_set_error(t->err);
-        kc_die();
-    }
-}
-
-/* kc_die for the main loop: the piece being written is finished first (HDF5 is closed at exit). */
-static void die_joined(piece_task *t)
-{
-    char mine[2048];
-    snprintf(mine, sizeof mine, "%s", kc_error());
-    if (t->running) pthread_join(t->thread, NULL);
-    t->running = 0;
-    kc_set_error(mine);
-    kc_die();
-}
-
-/* Starts writing batch t->batch; without a thread (none to be had) it writes it here. */
-static void piece_start(piece_task *t)
-{
-    t->rc = 0;
-    t->err[0] = 0;
-    t->running = pthread_create(&t->thread, NULL, piece_thread, t) == 0;
-    if (!t->running && piece_write_jobs(t) < 0) kc_die();
 }
 
 /* The first error of a parallel loop, kept for the main thread (path: prefix, or NULL). */
@@ -226,6 +196,26 @@ static void piece_launch(piece_task *t)
     t->err[0] = 0;
     t->running = pthread_create(&t->thread, NULL, piece_thread, t) == 0;
     if (!t->running) piece_thread(t);
+}
+
+/* The batch loop's stops: the piece being written is finished first (HDF5 is closed at exit).
+ * writer_or_die: on the writer's error; die_joined: on the loop's own (kc_error), which wins. */
+static void writer_or_die(piece_task *t)
+{
+    char err[2048] = "";
+    if (writer_wait(t, err, sizeof err) < 0) {
+        kc_set_error(err);
+        kc_die();
+    }
+}
+
+static void die_joined(piece_task *t)
+{
+    char mine[2048], theirs[2048] = "";
+    snprintf(mine, sizeof mine, "%s", kc_error());
+    writer_wait(t, theirs, sizeof theirs);
+    kc_set_error(mine);
+    kc_die();
 }
 
 /* One image per thread over the whole run (--split images, and auto on the matmul path): each thread
@@ -556,8 +546,7 @@ int main(int argc, char **argv)
     extract_job *job_sets[2] = {kc_calloc((size_t)batch, sizeof(extract_job)),
                                 kc_calloc((size_t)batch, sizeof(extract_job))};
     piece_task writer = {0}; /* the piece of the batch before, being written */
-    vit_state *state = NULL, **tstate = kc_calloc((size_t)nt, sizeof *tstate);
-    int *tgrid = kc_calloc((size_t)nt * 2, sizeof *tgrid); /* the grid of each thread's state */
+    vit_state *state = NULL;
     int state_gh = 0, state_gw = 0;
     double t_start = kc_now(), t_first = 0;
     int n_done = 0, n_first = 0;
@@ -581,51 +570,19 @@ int main(int argc, char **argv)
             progress_skip(&pr, count);
             continue;
         }
-        /* images k < n_img: one per thread (decoded and run by that thread); the rest: decoded in
-         * parallel, then each run over all threads */
-        int n_img = split_mode == SPLIT_IMAGES ? count : split_mode == SPLIT_AUTO && per_image_ok ? count - count % nt : 0;
-        if (n_img > 0 && !use_vit) n_img = 0;
+        /* every image over all threads (one image per thread runs in extract_images) */
         char errmsg[2048] = "";
         for (int k = 0; k < count; k++) {
             jobs[k] = (extract_job){.path = ds.paths[first + k], .gh = ix.grid[2 * (first + k)], .gw = ix.grid[2 * (first + k) + 1]};
         }
 #pragma omp parallel for schedule(dynamic, 1)
-        for (int k = n_img; k < count; k++) job_decode(&jobs[k], policy, patch, errmsg, sizeof errmsg);
+        for (int k = 0; k < count; k++) job_decode(&jobs[k], policy, patch, errmsg, sizeof errmsg);
         if (errmsg[0]) {
             kc_set_error(errmsg);
             die_joined(&writer);
         }
         for (int k = 0; k < count; k++) job_alloc(&jobs[k], want_keys, want_tokens, want_attn, dim, use_vit ? vit_heads(model) : 0);
-        if (n_img > 0) {
-#pragma omp parallel num_threads(nt)
-            {
-                const int tid = omp_get_thread_num();
-#pragma omp for schedule(dynamic, 1)
-                for (int k = 0; k < n_img; k++) {
-                    extract_job *j = &jobs[k];
-                    if (job_decode(j, policy, patch, errmsg, sizeof errmsg) < 0) continue;
-                    vit_state **ts = &tstate[tid];
-                    if (!*ts || tgrid[2 * tid] != j->gh || tgrid[2 * tid + 1] != j->gw) {
-                        vit_state_free(*ts);
-                        tgrid[2 * tid] = j->gh, tgrid[2 * tid + 1] = j->gw;
-                        if (vit_state_new_threads(ts, model, j->gh, j->gw, 1) < 0) {
-                            job_error(errmsg, sizeof errmsg, NULL);
-                            continue;
-                        }
-                    }
-                    const vit_outputs vo = {j->keys, j->tokens, j->attn};
-                    if (vit_forward_ex(model, *ts, j->chw, j->gh, j->gw, &vo) < 0) job_error(errmsg, sizeof errmsg, j->path);
-                    free(j->chw);
-                    j->chw = NULL;
-                    progress_add(&pr, 1);
-                }
-            }
-            if (errmsg[0]) {
-                kc_set_error(errmsg);
-                die_joined(&writer);
-            }
-        }
-        for (int k = n_img; k < count; k++) {
+        for (int k = 0; k < count; k++) {
             extract_job *j = &jobs[k];
             if (use_vit) {
                 if (!state || j->gh != state_gh || j->gw != state_gw) {
@@ -649,20 +606,17 @@ int main(int argc, char **argv)
             j->chw = NULL;
             progress_add(&pr, 1);
         }
-        piece_join(&writer);
+        writer_or_die(&writer);
         writer = (piece_task){.cw = &cw, .batch = b, .count = count, .dim = dim,
                               .heads = use_vit && want_attn ? vit_heads(model) : 0,
                               .ids = (const char *const *)ds.ids + first, .jobs = jobs};
-        piece_start(&writer);
+        piece_launch(&writer);
         if (!n_done) t_first = kc_now(), n_first = count;
         n_done += count;
     }
-    piece_join(&writer);
+    writer_or_die(&writer);
     const double t_end = kc_now();
     if (state) vit_state_free(state);
-    for (int t = 0; t < nt; t++) vit_state_free(tstate[t]);
-    free(tstate);
-    free(tgrid);
     free(job_sets[0]);
     free(job_sets[1]);
     if (verbose && n_done > 0)
