@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +46,18 @@ void kc_set_error(const char *msg) { snprintf(err_buf, sizeof err_buf, "%s", msg
 
 void kc_set_prog(const char *name) { prog_name = name; }
 const char *kc_prog(void) { return prog_name; }
+
+void kc_keep_freed_memory(void)
+{
+#ifdef __GLIBC__
+    /* glibc serves requests above the mmap threshold with mmap (128 KiB to start, raised only as
+     * such blocks are freed) and returns a heap's free top above the trim threshold: both give
+     * the next image fresh pages.  32 MiB is glibc's largest threshold on 64-bit (larger requests
+     * still get their own mapping); no trimming. */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, -1);
+#endif
+}
 
 /* One line on stderr: "<prog>: <tag><message>". */
 static void log_line(const char *tag, const char *fmt, va_list ap)

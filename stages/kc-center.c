@@ -43,6 +43,7 @@ static void usage(int status)
 int main(int argc, char **argv)
 {
     kc_set_prog("kc-center");
+    kc_keep_freed_memory();
     kc_set_cmdline(argc, argv);
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) usage(0);

@@ -33,6 +33,7 @@ static void usage(int status)
 int main(int argc, char **argv)
 {
     kc_set_prog("kc-davis");
+    kc_keep_freed_memory();
     kc_set_cmdline(argc, argv);
     const char *results = NULL, *root = NULL, *split = NULL;
     int force = 0;

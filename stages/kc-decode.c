@@ -173,6 +173,7 @@ static int decode_attn(const char *features, const char *kind, const char *setti
 int main(int argc, char **argv)
 {
     kc_set_prog("kc-decode");
+    kc_keep_freed_memory();
     kc_set_cmdline(argc, argv);
     const char *features = NULL, *kind = "keys", *setting = NULL, *grid_path = NULL, *out = NULL, *shard_arg = NULL;
     for (int i = 1; i < argc; i++) {

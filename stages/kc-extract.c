@@ -374,6 +374,7 @@ int main(int argc, char **argv)
 {
     const double t_main = kc_now();
     kc_set_prog("kc-extract");
+    kc_keep_freed_memory();
     kc_set_cmdline(argc, argv);
     const char *weights = NULL, *ckey = NULL, *model_name = NULL, *spec = NULL, *policy_s = NULL,
                *features = "keys", *posembed = "dino", *out = NULL;

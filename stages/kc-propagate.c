@@ -182,6 +182,7 @@ out:
 int main(int argc, char **argv)
 {
     kc_set_prog("kc-propagate");
+    kc_keep_freed_memory();
     kc_set_cmdline(argc, argv);
     run R;
     memset(&R, 0, sizeof R);

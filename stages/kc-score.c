@@ -498,6 +498,7 @@ static int score_boxes(const char *masks, const char *voc, const char *coco, con
 int main(int argc, char **argv)
 {
     kc_set_prog("kc-score");
+    kc_keep_freed_memory();
     kc_set_cmdline(argc, argv);
     const char *masks = NULL, *voc = NULL, *split = NULL, *out = NULL, *ledger = "ledger.tsv";
     const char *network = NULL, *selection = NULL;
