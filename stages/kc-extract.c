@@ -223,10 +223,21 @@ static void die_joined(piece_task *t)
  * last image of a batch writes that batch's piece (one piece at a time) while the others go on, so
  * no core waits at the end of every batch for another core's last image (cores of one machine often
  * run at different speeds: a busy neighbour, interrupts).  Batches already in the cache are skipped.
- * Returns the number of images run; *t_steady: when the first image after the first batch run was
- * taken (the steady state of --verbose counts from there, so it includes what was still running of
- * the first batch: a conservative figure); 0 and errmsg set on an error (the pieces of the batches
- * finished before it are in place, for a resume). */
+ * Returns the number of images run; 0 and errmsg set on an error (the pieces of the batches
+ * finished before it are in place, for a resume).  Times for --verbose in *tm (see run_times). */
+/* --verbose's figures.  t_first: the end of the first batch (one image per thread: when the first
+ * image after it was taken).  The steady state is n_steady images over t_a..t_b while every thread
+ * was busy: with one image per thread, each image after the first nt is taken the moment another
+ * one finishes, so between the takes of image a (the first after the first batch and after the
+ * first nt) and of the last one, b, exactly b - a images finished; rows mode: the batches after the
+ * first until the last one is computed (its piece is written after).  The run's start and its tail
+ * (threads running out of images, the last piece) are left out: a run of thousands of images is
+ * that steady state throughout. */
+typedef struct run_times {
+    double t_first, t_a, t_b;
+    int n_first, n_steady;
+} run_times;
+
 typedef struct images_run {
     cache_writer *cw;
     const kc_dataset *ds;
@@ -238,20 +249,20 @@ typedef struct images_run {
     progress *pr;
 } images_run;
 
-static int extract_images(const images_run *r, char *errmsg, size_t size, int *n_first, double *t_steady)
+static int extract_images(const images_run *r, char *errmsg, size_t size, run_times *tm)
 {
     const int n = r->ds->n;
     int *todo = kc_malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)), n_todo = 0;
     int *left = kc_calloc((size_t)r->n_batches, sizeof(int)); /* images of a batch still to run */
     extract_job *jobs = kc_calloc((size_t)(n > 0 ? n : 1), sizeof *jobs);
-    *n_first = 0;
+    tm->n_first = 0;
     for (int b = 0; b < r->n_batches; b++) {
         const int first = b * r->batch, count = n - first < r->batch ? n - first : r->batch;
         if (cache_writer_have(r->cw, b)) {
             progress_skip(r->pr, count);
             continue;
         }
-        if (!n_todo) *n_first = count;
+        if (!n_todo) tm->n_first = count;
         left[b] = count;
         for (int k = first; k < first + count; k++) {
             todo[n_todo++] = k;
@@ -261,7 +272,9 @@ static int extract_images(const images_run *r, char *errmsg, size_t size, int *n
     vit_state **tstate = kc_calloc((size_t)r->nt, sizeof *tstate);
     int failed = 0;
     piece_task writer = {0}; /* the piece being written (one at a time) */
-    *t_steady = 0;
+    const int qa = tm->n_first > r->nt ? tm->n_first : r->nt, qb = n_todo - 1;
+    tm->t_first = tm->t_a = tm->t_b = 0;
+    tm->n_steady = qb > qa ? qb - qa : 0;
 #pragma omp parallel num_threads(r->nt)
     {
         const int tid = omp_get_thread_num();
@@ -272,7 +285,9 @@ static int extract_images(const images_run *r, char *errmsg, size_t size, int *n
 #pragma omp atomic read
             stop = failed;
             if (stop) continue;
-            if (q == *n_first) *t_steady = kc_now();
+            if (q == tm->n_first) tm->t_first = kc_now();
+            if (q == qa) tm->t_a = kc_now();
+            if (q == qb) tm->t_b = kc_now();
             const int i = todo[q], b = i / r->batch;
             extract_job *j = &jobs[i];
             job_alloc(j, r->want_keys, r->want_tokens, r->want_attn, r->dim, r->heads);
@@ -549,20 +564,21 @@ int main(int argc, char **argv)
     piece_task writer = {0}; /* the piece of the batch before, being written */
     vit_state *state = NULL;
     int state_gh = 0, state_gw = 0;
-    double t_start = kc_now(), t_first = 0;
-    int n_done = 0, n_first = 0;
+    const double t_start = kc_now();
+    run_times tm = {0};
+    int n_done = 0;
     /* one image per thread where asked, or by default where the rows come out the same either way */
     const int images_mode = use_vit && nt > 1 && (split_mode == SPLIT_IMAGES || (split_mode == SPLIT_AUTO && per_image_ok));
     if (images_mode) {
         char errmsg[2048] = "";
         const images_run run = {&cw, &ds, &ix, batch, n_batches, nt, dim, want_attn ? vit_heads(model) : 0, patch,
                                 policy, want_keys, want_tokens, want_attn, model, &pr};
-        n_done = extract_images(&run, errmsg, sizeof errmsg, &n_first, &t_first);
+        n_done = extract_images(&run, errmsg, sizeof errmsg, &tm);
         if (errmsg[0]) {
             kc_set_error(errmsg);
             kc_die();
         }
-        if (n_done <= n_first) t_first = kc_now();
+        if (n_done <= tm.n_first) tm.t_first = kc_now();
     }
     for (int b = 0; b < n_batches && !images_mode; b++) {
         int first = b * batch, count = ds.n - first < batch ? ds.n - first : batch;
@@ -612,18 +628,23 @@ int main(int argc, char **argv)
                               .heads = use_vit && want_attn ? vit_heads(model) : 0,
                               .ids = (const char *const *)ds.ids + first, .jobs = jobs};
         piece_launch(&writer);
-        if (!n_done) t_first = kc_now(), n_first = count;
+        if (!n_done) tm.t_first = tm.t_a = kc_now(), tm.n_first = count;
         n_done += count;
+        tm.t_b = kc_now(), tm.n_steady = n_done - tm.n_first;
     }
     writer_or_die(&writer);
     const double t_end = kc_now();
     if (state) vit_state_free(state);
     free(job_sets[0]);
     free(job_sets[1]);
-    if (verbose && n_done > 0)
-        kc_info("time: %d images in %.2f s after %.2f s of start-up (first batch of %d: %.2f s; the others %.1f ms/image)",
-                n_done, t_end - t_start, t_start - t_main, n_first, t_first - t_start,
-                n_done > n_first ? 1e3 * (t_end - t_first) / (n_done - n_first) : 0.0);
+    if (verbose && n_done > 0) {
+        char steady[96] = "too few images for a steady state";
+        if (tm.n_steady > 0)
+            snprintf(steady, sizeof steady, "steady state %.1f ms/image over %d images", 1e3 * (tm.t_b - tm.t_a) / tm.n_steady,
+                     tm.n_steady);
+        kc_info("time: %d images in %.2f s after %.2f s of start-up (first batch of %d: %.2f s; %s)", n_done,
+                t_end - t_start, t_start - t_main, tm.n_first, tm.t_first - t_start, steady);
+    }
 
     cache_prov prov = {0};
     prov_set(&prov, "command", kc_cmdline());
