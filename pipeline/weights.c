@@ -1,8 +1,9 @@
 /* pipeline/weights.c — weights files to canonical DINO/timm float32 tensors (see weights.h).
  *
- * Steps: map the file; sha256 of its bytes; the format from its first bytes (zip "PK\3\4" = .pth,
- * 8-byte length + '{' = safetensors); for .pth the state dict inside the checkpoint; each name
- * with "module." / "backbone." (and Hugging Face's "vit.") stripped, then classified:
+ * Steps: map the file; sha256 of its bytes (on a thread, beside the rest); the format from its first
+ * bytes (zip "PK\3\4" = .pth, 8-byte length + '{' = safetensors); for .pth the state dict inside the
+ * checkpoint; each name with "module." / "backbone." (and Hugging Face's "vit.") stripped, then
+ * classified:
  *   DINO/timm backbone name -> kept;  Hugging Face ViTModel name -> mapped (q, k, v -> qkv rows);
  *   other name inside the backbone namespace -> error;  anything else -> skipped and listed.
  * Duplicate canonical names are errors.  config.json beside the file gives heads and LN eps.
@@ -11,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -413,6 +415,21 @@ static int assemble(loader *L)
     return rc;
 }
 
+/* The file's sha256, on a thread of its own while the tensors are parsed and copied (hashing 86 MB
+ * takes about as long as the copies). */
+typedef struct hash_job {
+    const uint8_t *data;
+    size_t size;
+    char *hex;
+} hash_job;
+
+static void *hash_thread(void *arg)
+{
+    const hash_job *h = arg;
+    sha256_buf_hex(h->data, h->size, h->hex);
+    return NULL;
+}
+
 int weights_load(kc_weights *w, const char *path, const char *checkpoint_key)
 {
     memset(w, 0, sizeof *w);
@@ -428,7 +445,10 @@ int weights_load(kc_weights *w, const char *path, const char *checkpoint_key)
     L.path = path;
     L.size = size;
     int rc = 0;
-    sha256_buf_hex(data, size, w->sha256);
+    hash_job hj = {data, size, w->sha256};
+    pthread_t hash_tid;
+    const int hashing = pthread_create(&hash_tid, NULL, hash_thread, &hj) == 0;
+    if (!hashing) hash_thread(&hj);
     if (size >= 4 && !memcmp(data, "PK\x03\x04", 4)) {
         snprintf(w->format, sizeof w->format, "pth");
         L.is_pth = 1;
@@ -481,6 +501,7 @@ int weights_load(kc_weights *w, const char *path, const char *checkpoint_key)
     free(L.src);
     if (L.is_pth) pth_close(&L.pth);
     if (L.is_st) st_close(&L.st);
+    if (hashing) pthread_join(hash_tid, NULL);
     munmap(data, size);
     if (rc < 0) {
         weights_free(w);
