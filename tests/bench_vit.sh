@@ -87,7 +87,7 @@ ort_summary() {
 # square480, tokens at short480 = 480x848), else generated images.  Steady state = the images after
 # the first batch that finished while every thread was busy (kc-extract --verbose prints it), one image per core (--split images, the default
 # here) against every image over all cores (--split rows), alternating.
-EX_N=${BENCH_EXTRACT_IMAGES:-24}
+EX_N=${BENCH_EXTRACT_IMAGES:-40}
 SHARED=${KC_SHARED_DATA:-$(cd .. && pwd)/shared/data}
 exdir=$BUILD/bench-data/extract
 mkdir -p "$exdir"
