@@ -26,12 +26,12 @@ void kc_set_error(const char *msg);
 
 /* Program name used in log lines ("kc-extract"). */
 void kc_set_prog(const char *name);
+const char *kc_prog(void);
 /* For the stages that loop over images (main() only, before the loop): freed memory stays with
  * the allocator for the next image rather than going back to the system, so each image's buffers
  * (a decoded frame, its tensor, the forward's activations) are not mapped and zeroed afresh; a
  * page fault costs 12 us in some VMs, a few ms per image.  The process keeps its peak footprint. */
 void kc_keep_freed_memory(void);
-const char *kc_prog(void);
 /* Informational line on stderr: "kc-extract: message".  KC_QUIET=1 silences info lines. */
 void kc_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void kc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

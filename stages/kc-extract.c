@@ -218,13 +218,6 @@ static void die_joined(piece_task *t)
     kc_die();
 }
 
-/* One image per thread over the whole run (--split images, and auto on the matmul path): each thread
- * takes the next image as it comes free, across batch boundaries, and the thread that finishes the
- * last image of a batch writes that batch's piece (one piece at a time) while the others go on, so
- * no core waits at the end of every batch for another core's last image (cores of one machine often
- * run at different speeds: a busy neighbour, interrupts).  Batches already in the cache are skipped.
- * Returns the number of images run; 0 and errmsg set on an error (the pieces of the batches
- * finished before it are in place, for a resume).  Times for --verbose in *tm (see run_times). */
 /* --verbose's figures.  t_first: the end of the first batch (one image per thread: when the first
  * image after it was taken).  The steady state is n_steady images over t_a..t_b while every thread
  * was busy: with one image per thread, each image after the first nt is taken the moment another
@@ -238,6 +231,13 @@ typedef struct run_times {
     int n_first, n_steady;
 } run_times;
 
+/* One image per thread over the whole run (--split images, and auto on the matmul path): each thread
+ * takes the next image as it comes free, across batch boundaries, and the thread that finishes the
+ * last image of a batch writes that batch's piece (one piece at a time) while the others go on, so
+ * no core waits at the end of every batch for another core's last image (cores of one machine often
+ * run at different speeds: a busy neighbour, interrupts).  Batches already in the cache are skipped.
+ * Returns the number of images run; 0 and errmsg set on an error (the pieces of the batches
+ * finished before it are in place, for a resume).  Times for --verbose in *tm (see run_times). */
 typedef struct images_run {
     cache_writer *cw;
     const kc_dataset *ds;
@@ -640,8 +640,8 @@ int main(int argc, char **argv)
     if (verbose && n_done > 0) {
         char steady[96] = "too few images for a steady state";
         if (tm.n_steady > 0)
-            snprintf(steady, sizeof steady, "steady state %.1f ms/image over %d images", 1e3 * (tm.t_b - tm.t_a) / tm.n_steady,
-                     tm.n_steady);
+            snprintf(steady, sizeof steady, "steady state %.1f ms/image over %d images",
+                     1e3 * (tm.t_b - tm.t_a) / tm.n_steady, tm.n_steady);
         kc_info("time: %d images in %.2f s after %.2f s of start-up (first batch of %d: %.2f s; %s)", n_done,
                 t_end - t_start, t_start - t_main, tm.n_first, tm.t_first - t_start, steady);
     }

@@ -39,7 +39,8 @@ static void test_keep_freed_memory(void)
     long first = faults_fresh_block(n), again = 0;
     for (int k = 0; k < 3; k++) again += faults_fresh_block(n);
     CHECK(first >= 1024, "an 8 MiB block written for the first time: %ld page faults (expected about 2048)", first);
-    CHECK(again < 64, "8 MiB blocks allocated again after kc_keep_freed_memory: %ld page faults in 3 (expected none)", again);
+    CHECK(again < 64, "8 MiB blocks allocated again after kc_keep_freed_memory: %ld page faults in 3 (expected none)",
+          again);
 }
 #else
 static void test_keep_freed_memory(void) { SKIP("kc_keep_freed_memory: glibc's allocator only (ASan has its own)"); }
