@@ -20,8 +20,8 @@
  * runs single-threaded inside a parallel region; no second thread pool exists to spin (vit_init
  * also sets the pthread build of OpenBLAS to one thread, for the fallback path).
  * Attention: where head_dim is 64 (m->attn_fused), each item (head, 48 query rows) is one call of
- * the fused kernel of pipeline/attn.h (AVX-512 or AVX2, the same bytes) (scores, softmax and P V kept in
- * L1/L2, k and v read in place from qkv).  Elsewhere (and under KC_VIT_ATTN=products, for
+ * the fused kernel of pipeline/attn.h, AVX-512 or AVX2 with the same bytes (scores, softmax and
+ * P V kept in L1/L2, k and v read in place from qkv).  Elsewhere (and under KC_VIT_ATTN=products, for
  * benchmarks) the two products of pipeline/gemm.h with the softmax between them, which leaves its
  * 1/sum for after the product P V: the (rows, head_dim) output is scaled instead of the (rows, T)
  * scores, one pass over the scores fewer.  Either way the items depend on T alone, not on the

@@ -231,13 +231,7 @@ typedef struct run_times {
     int n_first, n_steady;
 } run_times;
 
-/* One image per thread over the whole run (--split images, and auto on the matmul path): each thread
- * takes the next image as it comes free, across batch boundaries, and the thread that finishes the
- * last image of a batch writes that batch's piece (one piece at a time) while the others go on, so
- * no core waits at the end of every batch for another core's last image (cores of one machine often
- * run at different speeds: a busy neighbour, interrupts).  Batches already in the cache are skipped.
- * Returns the number of images run; 0 and errmsg set on an error (the pieces of the batches
- * finished before it are in place, for a resume).  Times for --verbose in *tm (see run_times). */
+/* What extract_images needs of the run set up by main. */
 typedef struct images_run {
     cache_writer *cw;
     const kc_dataset *ds;
@@ -249,6 +243,13 @@ typedef struct images_run {
     progress *pr;
 } images_run;
 
+/* One image per thread over the whole run (--split images, and auto on the matmul path): each thread
+ * takes the next image as it comes free, across batch boundaries, and the thread that finishes the
+ * last image of a batch writes that batch's piece (one piece at a time) while the others go on, so
+ * no core waits at the end of every batch for another core's last image (cores of one machine often
+ * run at different speeds: a busy neighbour, interrupts).  Batches already in the cache are skipped.
+ * Returns the number of images run; 0 and errmsg set on an error (the pieces of the batches
+ * finished before it are in place, for a resume).  Times for --verbose in *tm (see run_times). */
 static int extract_images(const images_run *r, char *errmsg, size_t size, run_times *tm)
 {
     const int n = r->ds->n;
