@@ -46,7 +46,9 @@ BENCHES   := $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libkeycut.a
 
 .PHONY: all deps deps-ref deps-fuzz deps-bench deps-tex test check-full bench demo clean features
-all: $(STAGES) $(TESTS) $(BENCHES)
+# tests/shims: LD_PRELOAD libraries that make the system fail as some filesystems do (test_storage.sh)
+SHIMS     := $(BUILD)/tests/libkc_nolock.so
+all: $(STAGES) $(TESTS) $(BENCHES) $(SHIMS)
 
 # ---- Debian packages ---------------------------------------------------------------------------
 deps:
@@ -90,6 +92,11 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LIB)
 
 $(BUILD)/obj:
 	@mkdir -p $@
+
+# (plain C, never sanitized: it is preloaded into sanitized programs too)
+$(BUILD)/tests/libkc_%.so: tests/shims/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -fPIC -shared $< -o $@ -ldl
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 

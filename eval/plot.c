@@ -285,11 +285,10 @@ static int paint(cairo_surface_t *s, double scale, plot_draw_fn draw, void *ctx,
 /* cairo numbers the SVG ids of surfaces and images with process-wide counters, so a figure's SVG
  * would depend on what else the process drew before it.  Renumbers `surface<N>` and `image<N>`
  * (after '"' or '#') 1, 2, ... in order of first appearance, per prefix. */
-static int svg_renumber(const char *tmp)
+static void svg_renumber(kc_buf *svg)
 {
-    uint8_t *d;
-    size_t n;
-    KC_TRY(kc_read_file(tmp, &d, &n));
+    const uint8_t *d = (const uint8_t *)svg->s;
+    size_t n = svg->n;
     kc_buf out = {0};
     const char *pre[2] = {"surface", "image"};
     long *seen[2] = {NULL, NULL};
@@ -322,71 +321,73 @@ static int svg_renumber(const char *tmp)
         kc_buf_printf(&out, "%s%d", pre[hit], k + 1);
         i = j;
     }
-    free(d);
     free(seen[0]);
     free(seen[1]);
-    FILE *f = fopen(tmp, "wb");
-    int rc = f && fwrite(out.s, 1, out.n, f) == out.n ? 0 : -1;
-    if (f && fclose(f) != 0) rc = -1;
-    free(out.s);
-    return rc < 0 ? kc_fail("%s: cannot rewrite", tmp) : 0;
+    free(svg->s);
+    *svg = out;
 }
 
-static int finish(cairo_surface_t *s, const char *tmp, const char *path)
+/* cairo writes into memory (its stream functions); the file is then written as every output is
+ * (kc_write_file_atomic: a temporary name, fsync, rename or a deferred rename), so a full disk is
+ * reported with its cause and never leaves a torn figure. */
+static cairo_status_t to_buf(void *closure, const unsigned char *data, unsigned int length)
+{
+    kc_buf *b = closure;
+    if (b->n + length + 1 > b->cap) {
+        b->cap = (b->n + length + 1) * 2;
+        b->s = kc_realloc(b->s, b->cap);
+    }
+    memcpy(b->s + b->n, data, length);
+    b->n += length;
+    b->s[b->n] = 0;
+    return CAIRO_STATUS_SUCCESS;
+}
+
+static int finish(cairo_surface_t *s, kc_buf *b, const char *path)
 {
     cairo_surface_finish(s);
     cairo_status_t st = cairo_surface_status(s);
     cairo_surface_destroy(s);
-    if (st != CAIRO_STATUS_SUCCESS) {
-        remove(tmp);
-        return kc_fail("%s: cairo could not write it: %s", path, cairo_status_to_string(st));
-    }
+    if (st != CAIRO_STATUS_SUCCESS) return kc_fail("%s: cairo could not draw it: %s", path, cairo_status_to_string(st));
     size_t k = strlen(path);
-    if (k > 4 && !strcmp(path + k - 4, ".svg") && svg_renumber(tmp) < 0) {
-        remove(tmp);
-        return -1;
-    }
-    if (rename(tmp, path) != 0) {
-        remove(tmp);
-        return kc_fail("%s: cannot rename %s into place", path, tmp);
-    }
-    return 0;
+    if (k > 4 && !strcmp(path + k - 4, ".svg")) svg_renumber(b);
+    return kc_write_file_atomic(path, b->s ? b->s : "", b->n);
 }
 
 int plot_write(const char *base, double w, double h, double png_dpi, plot_draw_fn draw, void *ctx)
 {
     int rc = 0;
-    char *path = kc_strfmt("%s.pdf", base), *tmp = kc_strfmt("%s.pdf.tmp", base);
-    cairo_surface_t *s = cairo_pdf_surface_create(tmp, w, h);
+    kc_buf b = {0};
+    char *path = kc_strfmt("%s.pdf", base);
+    cairo_surface_t *s = cairo_pdf_surface_create_for_stream(to_buf, &b, w, h);
     cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_CREATOR, "keycut kc-plot");
     cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_CREATE_DATE, ""); /* no timestamp */
     if (paint(s, 1, draw, ctx, w, h) < 0) rc = kc_fail_prefix("%s", path);
-    if (finish(s, tmp, path) < 0) rc = -1;
+    if (finish(s, &b, path) < 0) rc = -1;
     free(path);
-    free(tmp);
+    free(b.s);
+    b = (kc_buf){0};
     if (rc < 0) return rc;
 
     path = kc_strfmt("%s.svg", base);
-    tmp = kc_strfmt("%s.svg.tmp", base);
-    s = cairo_svg_surface_create(tmp, w, h);
+    s = cairo_svg_surface_create_for_stream(to_buf, &b, w, h);
     cairo_svg_surface_set_document_unit(s, CAIRO_SVG_UNIT_PT);
     if (paint(s, 1, draw, ctx, w, h) < 0) rc = kc_fail_prefix("%s", path);
-    if (finish(s, tmp, path) < 0) rc = -1;
+    if (finish(s, &b, path) < 0) rc = -1;
     free(path);
-    free(tmp);
+    free(b.s);
+    b = (kc_buf){0};
     if (rc < 0) return rc;
 
     double sc = png_dpi / 72.0;
     int pw = (int)ceil(w * sc), ph = (int)ceil(h * sc);
     path = kc_strfmt("%s.png", base);
-    tmp = kc_strfmt("%s.png.tmp", base);
     s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, pw, ph);
     if (paint(s, sc, draw, ctx, w, h) < 0) rc = kc_fail_prefix("%s", path);
-    else if (cairo_surface_write_to_png(s, tmp) != CAIRO_STATUS_SUCCESS) rc = kc_fail("%s: cannot write", tmp);
+    else if (cairo_surface_write_to_png_stream(s, to_buf, &b) != CAIRO_STATUS_SUCCESS) rc = kc_fail("%s: cairo could not encode it", path);
     cairo_surface_destroy(s);
-    if (rc == 0 && rename(tmp, path) != 0) rc = kc_fail("%s: cannot rename %s into place", path, tmp);
-    if (rc < 0) remove(tmp);
+    if (rc == 0) rc = kc_write_file_atomic(path, b.s ? b.s : "", b.n);
     free(path);
-    free(tmp);
+    free(b.s);
     return rc;
 }

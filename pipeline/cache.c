@@ -19,21 +19,123 @@
 #include <unistd.h>
 
 #include "pipeline/kc.h"
+#include "pipeline/lock.h"
 #include "pipeline/sha256.h"
 
-#define HDF5_LOCK _Pragma("omp critical(kc_hdf5)")
+/* Every HDF5 call runs under HDF5_LOCK, which first turns HDF5's automatic error printing off
+ * for the calling thread: Debian's HDF5 is built thread-safe, so each thread has its own error
+ * stack and its own printing switch, and a piece-writer thread would otherwise print HDF5's
+ * whole stack on a full disk.  (HDF5_LOCK is used as a statement, before the locked block.) */
+#define HDF5_LOCK                                                                                   \
+    h5_quiet();                                                                                     \
+    _Pragma("omp critical(kc_hdf5)")
 
 static void close_impl(cache_reader *r);
-static void remove_partial(const cache_writer *w);
+static void remove_partial(cache_writer *w);
 static int piece_copy_impl(cache_piece *p, const cache_reader *r, const char *dset);
 
 static void h5_quiet(void)
 {
-    static int done;
+    static _Thread_local int done;
     if (!done) {
         H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
         done = 1;
     }
+}
+
+/* ---- why an HDF5 call failed --------------------------------------------------------------- */
+
+/* What the calling thread's HDF5 error stack says about the last failure, read right after it
+ * (the next HDF5 call clears the stack): the system's word for the errno that HDF5's file driver
+ * reports ("No space left on device", "Read-only file system", "Disk quota exceeded"), or HDF5's
+ * own innermost description.  *lock_failed is set when the failure was HDF5 locking the file. */
+typedef struct h5_why {
+    int sys_errno;
+    int lock_failed;
+    char text[256];
+} h5_why;
+
+static herr_t why_walk(unsigned n, const H5E_error2_t *e, void *data)
+{
+    h5_why *w = data;
+    (void)n;
+    if (e->min_num == H5E_CANTLOCKFILE || (e->desc && strstr(e->desc, "unable to lock file"))) w->lock_failed = 1;
+    const char *en = e->desc ? strstr(e->desc, "errno = ") : NULL;
+    if (en && !w->sys_errno) w->sys_errno = atoi(en + 8);
+    if (e->desc && e->desc[0]) { /* walking downward: the innermost record comes last */
+        snprintf(w->text, sizeof w->text, "%s", e->desc);
+        char *cut = strstr(w->text, ", errno = ");
+        if (!cut) cut = strstr(w->text, ": time = ");
+        if (cut) *cut = 0;
+    }
+    return 0;
+}
+
+static h5_why h5_last_why(void)
+{
+    h5_why w;
+    memset(&w, 0, sizeof w);
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, why_walk, &w);
+    return w;
+}
+
+/* The cause as it goes into a message: "No space left on device", or "HDF5: <its description>". */
+static const char *h5_cause(void)
+{
+    static _Thread_local char buf[300];
+    h5_why w = h5_last_why();
+    if (w.sys_errno > 0) snprintf(buf, sizeof buf, "%s", strerror(w.sys_errno));
+    else if (w.text[0]) snprintf(buf, sizeof buf, "HDF5: %s", w.text);
+    else snprintf(buf, sizeof buf, "%s", errno ? strerror(errno) : "HDF5 error");
+    return buf;
+}
+
+/* ---- filesystems without file locks -------------------------------------------------------- */
+/* HDF5 1.10 locks (flock) every file it opens, and fails where the filesystem has no locks (NFS
+ * without lockd, Lustre without -o flock: errno 37 or 38).  keycut never opens a file that is
+ * being written (pieces and outputs appear whole, by rename, and its own output lock keeps one
+ * writer per output), so it then opens files without HDF5's lock, with one warning.  A user who
+ * set HDF5_USE_FILE_LOCKING=TRUE asked for the lock: that is refused with what to set instead. */
+static int h5_no_file_locks;
+
+static hid_t h5_fapl(void)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (h5_no_file_locks || kc_lock_fs_has_no_locks()) H5Pset_file_locking(fapl, 0, 1);
+    return fapl;
+}
+
+/* After a failed open or create of path: 1 if it failed on HDF5's lock and may be retried without
+ * it (warning once), 0 if not, -1 with the message when the environment insists on locking. */
+static int h5_retry_without_lock(const char *path, const h5_why *w)
+{
+    if (!w->lock_failed || h5_no_file_locks) return 0;
+    const char *env = getenv("HDF5_USE_FILE_LOCKING");
+    if (env && (!strcmp(env, "TRUE") || !strcmp(env, "1")))
+        return kc_fail("%s: this filesystem has no file locks (%s) and HDF5_USE_FILE_LOCKING=%s asks HDF5 for them; "
+                       "set HDF5_USE_FILE_LOCKING=FALSE (keycut's own lock still keeps one writer per output)",
+                       path, w->sys_errno > 0 ? strerror(w->sys_errno) : "HDF5 could not lock the file", env);
+    h5_no_file_locks = 1;
+    kc_lock_note_no_locks(path, w->sys_errno > 0 ? w->sys_errno : ENOLCK);
+    return 1;
+}
+
+/* H5Fopen read-only, retried without HDF5's lock where the filesystem has none.  On failure
+ * *why holds the cause. */
+static hid_t h5_open_ro(const char *path, h5_why *why)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        hid_t fapl = h5_fapl();
+        hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+        h5_why w = h5_last_why();
+        H5Pclose(fapl);
+        if (f >= 0) return f;
+        *why = w;
+        int r = h5_retry_without_lock(path, &w);
+        if (r < 0) why->lock_failed = 2; /* refused: the message is set */
+        if (r <= 0) return -1;
+    }
+    return -1;
 }
 
 /* ---- index and provenance ------------------------------------------------------------------ */
@@ -153,7 +255,7 @@ static int ensure_parents(hid_t file, const char *dset)
         *s = '/';
         if (rc < 0) {
             free(p);
-            return kc_fail("cannot create group for %s", dset);
+            return kc_fail("cannot create group for %s (%s)", dset, h5_cause());
         }
     }
     free(p);
@@ -173,9 +275,13 @@ static int write_dataset(hid_t file, const char *path, hid_t type, const void *d
     hid_t d = H5Dcreate2(file, path, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     H5Pclose(dcpl);
     int rc = 0;
-    if (d < 0) rc = kc_fail("cannot create dataset %s (already there?)", path);
-    else if (H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
-        rc = kc_fail("cannot write dataset %s (disk full?)", path);
+    if (d < 0) {
+        h5_why w = h5_last_why();
+        rc = w.sys_errno > 0 ? kc_fail("cannot write dataset %s (%s)", path, strerror(w.sys_errno))
+                             : kc_fail("cannot create dataset %s (%s)", path, w.text[0] ? w.text : "already there?");
+    } else if (H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
+        rc = kc_fail("cannot write dataset %s (%s)", path, h5_cause());
+    }
     if (d >= 0) H5Dclose(d);
     H5Sclose(space);
     return rc;
@@ -188,7 +294,7 @@ static int write_attr(hid_t obj, const char *name, hid_t type, const void *data,
     if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
     hid_t a = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
     int rc = 0;
-    if (a < 0 || H5Awrite(a, type, data) < 0) rc = kc_fail("cannot write attribute %s", name);
+    if (a < 0 || H5Awrite(a, type, data) < 0) rc = kc_fail("cannot write attribute %s (%s)", name, h5_cause());
     if (a >= 0) H5Aclose(a);
     H5Sclose(space);
     return rc;
@@ -268,7 +374,10 @@ static int open_impl(cache_reader *r, const char *path, const char *format, int 
     h5_quiet();
     if (!kc_exists(path)) return kc_fail("%s: no such file", path);
     if (H5Fis_hdf5(path) <= 0) return kc_fail("%s: not an HDF5 file (or damaged)", path);
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    h5_why why;
+    hid_t f = h5_open_ro(path, &why);
+    if (f < 0 && why.lock_failed == 2) return -1;
+    if (f < 0 && why.sys_errno > 0) return kc_fail("%s: cannot open (%s)", path, strerror(why.sys_errno));
     if (f < 0) return kc_fail("%s: cannot open as HDF5 (damaged or truncated?)", path);
     r->file = f;
     r->path = kc_strdup(path);
@@ -596,6 +705,7 @@ struct cache_piece {
     char *tmp, *final;
     hid_t file;
     int failed;
+    int slot; /* the cleanup slot of tmp (removed if the run ends early) */
 };
 
 static char *piece_path(const cache_writer *w, int batch)
@@ -603,13 +713,27 @@ static char *piece_path(const cache_writer *w, int batch)
     return kc_strfmt("%s/piece-%06d.h5", w->partial, batch);
 }
 
+/* Creates path (truncating), object timestamps off; retried without HDF5's lock where the
+ * filesystem has none.  On failure the message names path and the cause. */
 static hid_t create_file(const char *path)
 {
-    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
-    H5Pset_obj_track_times(fcpl, 0);
-    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
-    H5Pclose(fcpl);
-    return f;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+        H5Pset_obj_track_times(fcpl, 0);
+        hid_t fapl = h5_fapl();
+        hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
+        h5_why w = h5_last_why();
+        H5Pclose(fapl);
+        H5Pclose(fcpl);
+        if (f >= 0) return f;
+        int r = h5_retry_without_lock(path, &w);
+        if (r < 0) return -1;
+        if (r == 0) {
+            kc_fail("%s: cannot create (%s)", path, w.sys_errno > 0 ? strerror(w.sys_errno) : w.text[0] ? w.text : "HDF5 error");
+            return -1;
+        }
+    }
+    return -1;
 }
 
 static int fsync_path(const char *path)
@@ -622,8 +746,44 @@ static int fsync_path(const char *path)
     return 0;
 }
 
+/* The names in OUT.partial/: "lock", "fingerprint", "products" (kc-extract's note), pieces
+ * "piece-NNNNNN.h5", and temporary files ending in ".tmp". */
+static int is_tmp_name(const char *name)
+{
+    size_t l = strlen(name);
+    return l > 4 && !strcmp(name + l - 4, ".tmp");
+}
+
+/* Under the lock: removes every file of the partial folder but the lock (keep_pieces: and the
+ * finished pieces and notes); returns the number of finished pieces kept. */
+static int clear_partial(const cache_writer *w, int keep_pieces)
+{
+    DIR *d = opendir(w->partial);
+    int have = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        const char *n = e->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "lock") || !strncmp(n, "lock.", 5)) continue;
+        if (keep_pieces && !is_tmp_name(n)) {
+            if (!strncmp(n, "piece-", 6)) have++;
+            continue;
+        }
+        char *p = kc_strfmt("%s/%s", w->partial, n);
+        unlink(p);
+        free(p);
+    }
+    if (d) closedir(d);
+    return have;
+}
+
 int cache_writer_open(cache_writer *w, const char *path, const char *format, const char *fingerprint,
                       int n_batches)
+{
+    return cache_writer_open_check(w, path, format, fingerprint, n_batches, NULL, NULL);
+}
+
+int cache_writer_open_check(cache_writer *w, const char *path, const char *format, const char *fingerprint,
+                            int n_batches, int (*check)(void *ctx), void *ctx)
 {
     memset(w, 0, sizeof *w);
     h5_quiet();
@@ -643,23 +803,52 @@ int cache_writer_open(cache_writer *w, const char *path, const char *format, con
         }
     }
     free(dir);
+    /* OUT.partial/ (an earlier run's, or made now), then its lock, before anything in it is read
+     * or changed: a second run on the same output stops here, naming the first */
+    int made = 0, rc = -1;
+    char *lock_path = kc_strfmt("%s/lock", w->partial);
+    for (int attempt = 0; attempt < 10 && rc < 0; attempt++) {
+        made = mkdir(w->partial, 0755) == 0;
+        if (!made && errno != EEXIST) {
+            kc_fail("%s: cannot create folder (%s)", w->partial, strerror(errno));
+            break;
+        }
+        rc = kc_lock_take(&w->lock, lock_path, path);
+        /* a run that just finished removes the folder: make it again */
+        if (rc < 0 && !kc_exists(w->partial)) continue;
+        if (rc < 0) break;
+    }
+    free(lock_path);
+    if (rc < 0) {
+        if (made) rmdir(w->partial);
+        return -1;
+    }
+    if (check && check(ctx) < 0) {
+        char msg[2048];
+        snprintf(msg, sizeof msg, "%s", kc_error());
+        kc_lock_release(w->lock);
+        w->lock = NULL;
+        if (made) rmdir(w->partial);
+        kc_set_error(msg);
+        return -1;
+    }
     char *fp_path = kc_strfmt("%s/fingerprint", w->partial);
-    int rc = 0;
-    if (kc_exists(w->partial) && !kc_exists(fp_path)) {
-        /* A folder without a fingerprint was never finished being set up (a kill between mkdir and
-         * the fingerprint's rename): it holds no finished piece, so start afresh.  A folder that
-         * does hold pieces but no fingerprint is not ours to guess about: refused below. */
+    if (!kc_exists(fp_path)) {
+        /* new, or never finished being set up (a kill before the fingerprint was in place): no
+         * finished piece can be there; a folder that holds pieces but no fingerprint is not ours
+         * to guess about */
         DIR *d = opendir(w->partial);
         int pieces = 0;
         struct dirent *e;
-        while (d && (e = readdir(d))) {
-            size_t l = strlen(e->d_name);
-            if (!strncmp(e->d_name, "piece-", 6) && !(l > 4 && !strcmp(e->d_name + l - 4, ".tmp"))) pieces++;
-        }
+        while (d && (e = readdir(d)))
+            if (!strncmp(e->d_name, "piece-", 6) && !is_tmp_name(e->d_name)) pieces++;
         if (d) closedir(d);
-        if (pieces == 0) remove_partial(w);
-    }
-    if (kc_exists(w->partial)) {
+        if (pieces > 0)
+            rc = kc_fail("%s holds pieces but no fingerprint (not a folder keycut left); remove it to start over",
+                         w->partial);
+        if (rc == 0) clear_partial(w, 1); /* (temporary files; no piece is there) */
+        if (rc == 0) rc = kc_write_file_atomic(fp_path, fingerprint, strlen(fingerprint));
+    } else {
         uint8_t *old = NULL;
         size_t n = 0;
         if (kc_read_file(fp_path, &old, &n) < 0 || n < 64 || memcmp(old, fingerprint, 64) != 0) {
@@ -670,47 +859,25 @@ int cache_writer_open(cache_writer *w, const char *path, const char *format, con
         free(old);
         if (rc == 0) {
             /* drop pieces that were being written when the last run died */
-            DIR *d = opendir(w->partial);
-            int have = 0;
-            struct dirent *e;
-            while (d && (e = readdir(d))) {
-                size_t l = strlen(e->d_name);
-                if (l > 4 && !strcmp(e->d_name + l - 4, ".tmp")) {
-                    char *p = kc_strfmt("%s/%s", w->partial, e->d_name);
-                    unlink(p);
-                    free(p);
-                } else if (!strncmp(e->d_name, "piece-", 6)) {
-                    have++;
-                }
-            }
-            if (d) closedir(d);
+            int have = clear_partial(w, 1);
             if (have) kc_info("resuming: %d of %d batches already done in %s", have, n_batches, w->partial);
         }
-    } else {
-        /* the partial folder appears atomically, fingerprint included */
-        char *staging = kc_strfmt("%s.new-%d", w->partial, (int)getpid());
-        char *staged_fp = kc_strfmt("%s/fingerprint", staging);
-        rc = kc_mkdirs(staging);
-        if (rc == 0) rc = kc_write_file_atomic(staged_fp, fingerprint, strlen(fingerprint));
-        if (rc == 0 && rename(staging, w->partial) != 0)
-            rc = kc_fail("%s: cannot create (%s)", w->partial, strerror(errno));
-        if (rc < 0) {
-            unlink(staged_fp);
-            char *t = kc_strfmt("%s.tmp", staged_fp);
-            unlink(t);
-            free(t);
-            rmdir(staging);
-        }
-        free(staging);
-        free(staged_fp);
     }
     free(fp_path);
-    if (rc == 0) {
-        char *hint = kc_strfmt("finished batches are kept in %s; rerun the same command to resume", w->partial);
-        kc_on_interrupt(hint);
-        free(hint);
+    if (rc < 0) {
+        char msg[2048];
+        snprintf(msg, sizeof msg, "%s", kc_error());
+        if (made) clear_partial(w, 0);
+        kc_lock_release(w->lock);
+        w->lock = NULL;
+        if (made) rmdir(w->partial);
+        kc_set_error(msg);
+        return -1;
     }
-    return rc;
+    char *hint = kc_strfmt("finished batches are kept in %s; rerun the same command to resume", w->partial);
+    kc_on_interrupt(hint);
+    free(hint);
+    return 0;
 }
 
 int cache_writer_have(const cache_writer *w, int batch)
@@ -724,16 +891,22 @@ int cache_writer_have(const cache_writer *w, int batch)
 cache_piece *cache_piece_new(cache_writer *w, int batch)
 {
     cache_piece *p = kc_calloc(1, sizeof *p);
+    p->slot = -1;
     p->w = w;
     p->batch = batch;
     p->final = piece_path(w, batch);
     p->tmp = kc_strfmt("%s.tmp", p->final);
     HDF5_LOCK
-    p->file = create_file(p->tmp);
-    if (p->file < 0) {
-        kc_fail("%s: cannot create (%s)", p->tmp, strerror(errno));
-        p->failed = 1;
+    p->slot = kc_create_begin(p->tmp);
+    if (p->slot == -2) {
+        kc_fail("%s: not created (the run is being stopped)", p->tmp);
+        p->file = -1;
+        p->slot = -1;
+    } else {
+        p->file = create_file(p->tmp);
+        kc_create_end();
     }
+    if (p->file < 0) p->failed = 1;
     return p;
 }
 
@@ -772,6 +945,7 @@ static int piece_attr(cache_piece *p, const char *dset, const char *name, hid_t 
         } else {
             rc = write_attr(o, name, type, vals, n);
             H5Oclose(o);
+            if (rc < 0) kc_fail_prefix("%s", p->tmp);
         }
     }
     if (rc < 0) p->failed = 1;
@@ -790,6 +964,7 @@ int cache_piece_attr_i32(cache_piece *p, const char *dset, const char *name, int
 
 static void piece_free(cache_piece *p)
 {
+    kc_cleanup_drop(p->slot);
     free(p->tmp);
     free(p->final);
     free(p);
@@ -811,8 +986,8 @@ int cache_piece_commit(cache_piece *p)
     HDF5_LOCK
     {
         if (p->file >= 0) {
-            if (rc == 0 && H5Fflush(p->file, H5F_SCOPE_GLOBAL) < 0) rc = kc_fail("%s: flush failed (disk full?)", p->tmp);
-            if (H5Fclose(p->file) < 0 && rc == 0) rc = kc_fail("%s: close failed (disk full?)", p->tmp);
+            if (rc == 0 && H5Fflush(p->file, H5F_SCOPE_GLOBAL) < 0) rc = kc_fail("%s: cannot write (%s)", p->tmp, h5_cause());
+            if (H5Fclose(p->file) < 0 && rc == 0) rc = kc_fail("%s: cannot write (%s)", p->tmp, h5_cause());
             p->file = -1;
         }
     }
@@ -842,6 +1017,7 @@ int cache_piece_copy(cache_piece *p, const cache_reader *r, const char *dset)
 
 typedef struct merge_ctx {
     hid_t out;
+    const char *out_path;
     const char *piece;
     sha256_ctx *hash;
     int rc;
@@ -867,8 +1043,10 @@ static herr_t copy_one_attr(hid_t loc, const char *name, const H5A_info_t *info,
         ac->rc = kc_fail("unsupported attribute %s in a piece", name);
     } else {
         int32_t buf[1024];
-        if (H5Aread(a, mt, buf) < 0 || write_attr(ac->dst, name, mt, buf, scalar ? -1 : (int)n) < 0) {
-            ac->rc = kc_fail("cannot copy attribute %s", name);
+        if (H5Aread(a, mt, buf) < 0) {
+            ac->rc = kc_fail("cannot read attribute %s", name);
+        } else if (write_attr(ac->dst, name, mt, buf, scalar ? -1 : (int)n) < 0) {
+            ac->rc = -1; /* write_attr says why */
         } else {
             sha256_update(ac->hash, name, strlen(name) + 1);
             sha256_update(ac->hash, buf, (size_t)n * 4);
@@ -903,7 +1081,7 @@ static herr_t copy_object(hid_t src, const char *name, const H5O_info_t *info, v
     if (H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
         rc = kc_fail("%s: cannot read %s", m->piece, path);
     else if (write_dataset(m->out, path, mt, buf, rank, dd) < 0)
-        rc = -1;
+        rc = kc_fail_prefix("%s", m->out_path);
     if (rc == 0) {
         sha256_update(m->hash, path, strlen(path) + 1);
         sha256_update(m->hash, dd, (size_t)rank * sizeof(int64_t));
@@ -913,7 +1091,7 @@ static herr_t copy_object(hid_t src, const char *name, const H5O_info_t *info, v
         hsize_t idx = 0;
         H5Aiterate2(d, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_one_attr, &ac);
         H5Dclose(od);
-        if (ac.rc < 0) rc = -1;
+        if (ac.rc < 0) rc = kc_fail_prefix("%s", m->out_path);
     }
     free(buf);
     free(path);
@@ -927,9 +1105,11 @@ static herr_t copy_object(hid_t src, const char *name, const H5O_info_t *info, v
 static int finish_impl(cache_writer *w, const cache_index *ix, const cache_prov *prov)
 {
     char *tmp = kc_strfmt("%s.tmp", w->path);
-    hid_t out = create_file(tmp);
+    int tmp_slot = kc_create_begin(tmp);
+    hid_t out = tmp_slot == -2 ? kc_fail("%s: not created (the run is being stopped)", tmp) : create_file(tmp);
+    if (tmp_slot != -2) kc_create_end();
     if (out < 0) {
-        kc_fail("%s: cannot create (%s)", tmp, strerror(errno));
+        kc_cleanup_drop(tmp_slot);
         free(tmp);
         return -1;
     }
@@ -938,11 +1118,16 @@ static int finish_impl(cache_writer *w, const cache_index *ix, const cache_prov 
     int rc = 0;
     for (int b = 0; b < w->n_batches && rc == 0; b++) {
         char *pp = piece_path(w, b);
-        hid_t pf = H5Fopen(pp, H5F_ACC_RDONLY, H5P_DEFAULT);
-        if (pf < 0) {
+        h5_why why;
+        hid_t pf = h5_open_ro(pp, &why);
+        if (pf < 0 && why.lock_failed == 2) {
+            rc = -1;
+        } else if (pf < 0 && why.sys_errno > 0 && why.sys_errno != ENOENT) {
+            rc = kc_fail("%s: cannot open (%s)", pp, strerror(why.sys_errno));
+        } else if (pf < 0) {
             rc = kc_fail("%s: missing or damaged piece (remove it and rerun)", pp);
         } else {
-            merge_ctx m = {out, pp, &hash, 0};
+            merge_ctx m = {out, tmp, pp, &hash, 0};
             if (H5Ovisit(pf, H5_INDEX_NAME, H5_ITER_INC, copy_object, &m) < 0 || m.rc < 0) {
                 if (m.rc == 0) kc_fail("%s: cannot read piece", pp);
                 rc = -1;
@@ -959,6 +1144,7 @@ static int finish_impl(cache_writer *w, const cache_index *ix, const cache_prov 
         H5Tclose(st);
         if (rc == 0) rc = write_dataset(out, "/index/grid", H5T_NATIVE_INT32, ix->grid, 2, n2);
         if (rc == 0) rc = write_dataset(out, "/index/size", H5T_NATIVE_INT32, ix->size, 2, n2);
+        if (rc < 0) kc_fail_prefix("%s", tmp);
         for (int i = 0; i < ix->n; i++) sha256_update(&hash, ix->ids[i], strlen(ix->ids[i]) + 1);
         sha256_update(&hash, ix->grid, (size_t)ix->n * 8);
         sha256_update(&hash, ix->size, (size_t)ix->n * 8);
@@ -966,7 +1152,7 @@ static int finish_impl(cache_writer *w, const cache_index *ix, const cache_prov 
     if (rc == 0) {
         char content[65], created[32];
         sha256_hex(&hash, content);
-        kc_utc_now(created);
+        kc_utc_created(created);
         hid_t root = H5Gopen2(out, "/", H5P_DEFAULT);
         rc = write_str_attr(root, "format", w->format);
         if (rc == 0) rc = write_str_attr(root, "format_version", CACHE_FORMAT_VERSION);
@@ -980,9 +1166,10 @@ static int finish_impl(cache_writer *w, const cache_index *ix, const cache_prov 
         }
         if (rc == 0) rc = write_str_attr(root, "content_hash", content);
         if (rc == 0) rc = write_str_attr(root, "created", created);
+        if (rc < 0) kc_fail_prefix("%s", tmp);
         H5Gclose(root);
     }
-    if (H5Fclose(out) < 0 && rc == 0) rc = kc_fail("%s: close failed (disk full?)", tmp);
+    if (H5Fclose(out) < 0 && rc == 0) rc = kc_fail("%s: cannot write (%s)", tmp, h5_cause());
     if (rc == 0) rc = fsync_path(tmp);
     if (rc == 0 && rename(tmp, w->path) != 0) rc = kc_fail("%s: cannot rename into place (%s)", w->path, strerror(errno));
     if (rc < 0) {
@@ -991,21 +1178,17 @@ static int finish_impl(cache_writer *w, const cache_index *ix, const cache_prov 
         unlink(tmp);
         kc_set_error(msg);
     }
+    kc_cleanup_drop(tmp_slot);
     free(tmp);
     return rc;
 }
 
-static void remove_partial(const cache_writer *w)
+/* After the output is in place: the pieces and notes go, then the lock, then the folder. */
+static void remove_partial(cache_writer *w)
 {
-    DIR *d = opendir(w->partial);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char *p = kc_strfmt("%s/%s", w->partial, e->d_name);
-        unlink(p);
-        free(p);
-    }
-    if (d) closedir(d);
+    clear_partial(w, 0);
+    kc_lock_release(w->lock);
+    w->lock = NULL;
     rmdir(w->partial);
 }
 
@@ -1033,6 +1216,7 @@ int cache_writer_finish(cache_writer *w, const cache_index *ix, const cache_prov
 
 void cache_writer_free(cache_writer *w)
 {
+    kc_lock_release(w->lock); /* (a writer given up before finish) */
     free(w->path);
     free(w->partial);
     free(w->format);
@@ -1069,7 +1253,7 @@ static int piece_copy_impl(cache_piece *p, const cache_reader *r, const char *ds
         if (H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
             rc = kc_fail("%s: cannot read dataset %s (damaged file?)", r->path, dset);
         else if (write_dataset(p->file, dset, mt, buf, rank, dd) < 0)
-            rc = -1;
+            rc = kc_fail_prefix("%s", p->tmp);
         free(buf);
     }
     if (rc == 0) {
@@ -1079,7 +1263,7 @@ static int piece_copy_impl(cache_piece *p, const cache_reader *r, const char *ds
         attr_copy ac = {od, &dummy, 0};
         hsize_t idx = 0;
         if (H5Aiterate2(d, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_one_attr, &ac) < 0 || ac.rc < 0)
-            rc = kc_fail_prefix("%s: %s", r->path, dset);
+            rc = kc_fail_prefix("%s: %s", p->tmp, dset);
         H5Dclose(od);
     }
     H5Sclose(sp);

@@ -11,6 +11,7 @@
  *
  * Writing ("Nothing lost"): the work is split into batches of images.  Each finished batch is a
  * small self-contained HDF5 piece OUT.partial/piece-NNNNNN.h5 (written as .tmp, fsynced, renamed).
+ * OUT.partial/lock keeps one writer per output (pipeline/lock.h) from open to finish.
  * OUT.partial/fingerprint holds a hash of what determines the output (inputs, options, code
  * version): pieces of another command are never reused.  cache_writer_finish merges the pieces in
  * batch order into OUT.tmp, writes /index and the provenance, fsyncs, renames to OUT and removes
@@ -110,18 +111,26 @@ int cache_hash_images(const cache_reader *r, int first, int count, int batch, ch
 void cache_close(cache_reader *r);
 
 /* ---- writing ------------------------------------------------------------------------------ */
+struct kc_lock;
 typedef struct cache_writer {
     char *path, *partial, *format;
     char fingerprint[65];
     int n_batches;
+    struct kc_lock *lock; /* OUT.partial/lock, held from open to finish (pipeline/lock.h) */
 } cache_writer;
 typedef struct cache_piece cache_piece;
 
-/* format: CACHE_FORMAT_FEATURES or CACHE_FORMAT_MASKS.  Creates OUT.partial/ (keeping pieces
- * whose fingerprint matches; refusing a partial folder of another command with a message that
- * says how to clear it).  Prints how many pieces are resumed. */
+/* format: CACHE_FORMAT_FEATURES or CACHE_FORMAT_MASKS.  Creates OUT.partial/ and takes its lock
+ * (OUT.partial/lock: one writer per output; a second run is refused with a line naming the
+ * first), then keeps the pieces whose fingerprint matches (refusing a partial folder of another
+ * command with a message that says how to clear it).  Prints how many pieces are resumed.  The
+ * lock is held until cache_writer_finish (or cache_writer_free). */
 int cache_writer_open(cache_writer *w, const char *path, const char *format, const char *fingerprint,
                       int n_batches);
+/* As cache_writer_open, with check(ctx) called once the lock is held and before anything in
+ * OUT.partial/ is changed: its refusal (-1 with the message) leaves the folder as it was. */
+int cache_writer_open_check(cache_writer *w, const char *path, const char *format, const char *fingerprint,
+                            int n_batches, int (*check)(void *ctx), void *ctx);
 int cache_writer_have(const cache_writer *w, int batch);
 cache_piece *cache_piece_new(cache_writer *w, int batch);
 /* dims: rank values. */

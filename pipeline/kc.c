@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <pthread.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -44,7 +45,13 @@ const char *kc_error(void) { return err_buf; }
 
 void kc_set_error(const char *msg) { snprintf(err_buf, sizeof err_buf, "%s", msg); }
 
-void kc_set_prog(const char *name) { prog_name = name; }
+static void install_signals(void);
+
+void kc_set_prog(const char *name)
+{
+    prog_name = name;
+    install_signals();
+}
 const char *kc_prog(void) { return prog_name; }
 
 void kc_keep_freed_memory(void)
@@ -89,8 +96,10 @@ void kc_die(void)
 {
     fprintf(stderr, "%s: error: %s\n", prog_name, err_buf[0] ? err_buf : "failed");
     /* _exit, not exit: library cleanup handlers (HDF5 flushing half-written pieces on a full
-     * disk) must not run after a failure; finished work is already on disk. */
+     * disk) must not run after a failure; finished work is already on disk.  The temporary
+     * files in flight and this run's lock files go. */
     fflush(NULL);
+    kc_cleanup_run();
     _exit(1);
 }
 
@@ -190,44 +199,123 @@ int kc_read_file(const char *path, uint8_t **data, size_t *size)
     return 0;
 }
 
+/* ---- deferred renames (kc_outputs_begin) ----------------------------------------------------- */
+static int deferring;
+static struct deferred {
+    char *tmp, *path;
+    int slot;
+} *deferred;
+static int n_deferred, cap_deferred;
+
+void kc_outputs_begin(void) { deferring = 1; }
+
+static int fsync_dir_of(const char *path)
+{
+    char *dir = kc_strdup(path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    else strcpy(dir, ".");
+    int fd = open(dir, O_RDONLY);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(dir);
+    return 0;
+}
+
+int kc_rename_output(const char *tmp, const char *path)
+{
+    if (deferring) {
+        for (int i = 0; i < n_deferred; i++)
+            if (!strcmp(deferred[i].path, path)) { /* written twice: the later one counts */
+                if (strcmp(deferred[i].tmp, tmp) != 0) {
+                    unlink(deferred[i].tmp);
+                    kc_cleanup_drop(deferred[i].slot);
+                    free(deferred[i].tmp);
+                    deferred[i].tmp = kc_strdup(tmp);
+                    deferred[i].slot = kc_cleanup_add(tmp);
+                }
+                return 0;
+            }
+        if (n_deferred == cap_deferred) {
+            cap_deferred = cap_deferred ? 2 * cap_deferred : 16;
+            deferred = kc_realloc(deferred, (size_t)cap_deferred * sizeof *deferred);
+        }
+        deferred[n_deferred++] = (struct deferred){kc_strdup(tmp), kc_strdup(path), kc_cleanup_add(tmp)};
+        return 0;
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return kc_fail("%s: cannot rename into place (%s)", path, strerror(e));
+    }
+    return 0;
+}
+
+int kc_outputs_commit(void)
+{
+    int rc = 0;
+    for (int i = 0; i < n_deferred; i++) {
+        if (rc == 0 && rename(deferred[i].tmp, deferred[i].path) != 0)
+            rc = kc_fail("%s: cannot rename into place (%s)", deferred[i].path, strerror(errno));
+        if (rc < 0) unlink(deferred[i].tmp);
+    }
+    for (int i = 0; i < n_deferred; i++) {
+        /* each folder once (outputs of a run share one or two) */
+        int seen = 0;
+        for (int k = 0; k < i && !seen; k++) {
+            const char *a = strrchr(deferred[i].path, '/'), *b = strrchr(deferred[k].path, '/');
+            size_t la = a ? (size_t)(a - deferred[i].path) : 0, lb = b ? (size_t)(b - deferred[k].path) : 0;
+            seen = la == lb && !strncmp(deferred[i].path, deferred[k].path, la);
+        }
+        if (rc == 0 && !seen) fsync_dir_of(deferred[i].path);
+    }
+    for (int i = 0; i < n_deferred; i++) {
+        kc_cleanup_drop(deferred[i].slot);
+        free(deferred[i].tmp);
+        free(deferred[i].path);
+    }
+    free(deferred);
+    deferred = NULL;
+    n_deferred = cap_deferred = 0;
+    deferring = 0;
+    return rc;
+}
+
 int kc_write_file_atomic(const char *path, const void *data, size_t size)
 {
     char *tmp = kc_strfmt("%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int slot = kc_create_begin(tmp);
+    int fd = slot == -2 ? -1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int open_errno = slot == -2 ? EINTR : errno;
+    if (slot != -2) kc_create_end();
     if (fd < 0) {
-        kc_fail("%s: cannot create (%s)", tmp, strerror(errno));
+        kc_cleanup_drop(slot);
+        kc_fail("%s: cannot create (%s)", tmp, strerror(open_errno));
         free(tmp);
         return -1;
     }
     const uint8_t *p = data;
     size_t left = size;
-    while (left > 0) {
+    int rc = 0;
+    while (left > 0 && rc == 0) {
         ssize_t w = write(fd, p, left);
         if (w < 0) {
             if (errno == EINTR) continue;
-            kc_fail("%s: write failed (%s)", tmp, strerror(errno));
-            close(fd);
-            unlink(tmp);
-            free(tmp);
-            return -1;
+            rc = kc_fail("%s: cannot write (%s)", tmp, strerror(errno));
+            break;
         }
         p += w;
         left -= (size_t)w;
     }
-    if (fsync(fd) != 0 || close(fd) != 0) {
-        kc_fail("%s: write failed (%s)", tmp, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return -1;
-    }
-    if (rename(tmp, path) != 0) {
-        kc_fail("%s: cannot rename into place (%s)", path, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return -1;
-    }
+    if (rc == 0 && fsync(fd) != 0) rc = kc_fail("%s: cannot write (%s)", tmp, strerror(errno));
+    if (close(fd) != 0 && rc == 0) rc = kc_fail("%s: cannot write (%s)", tmp, strerror(errno));
+    if (rc < 0) unlink(tmp);
+    else rc = kc_rename_output(tmp, path);
+    kc_cleanup_drop(slot);
     free(tmp);
-    return 0;
+    return rc;
 }
 
 int kc_mkdirs(const char *path)
@@ -265,6 +353,21 @@ double kc_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void kc_utc_created(char out[32])
+{
+    const char *e = getenv("SOURCE_DATE_EPOCH");
+    char *end = NULL;
+    long long v = e && *e ? strtoll(e, &end, 10) : -1;
+    if (v < 0 || (end && *end)) {
+        kc_utc_now(out);
+        return;
+    }
+    time_t t = (time_t)v;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
 void kc_utc_now(char out[32])
 {
     time_t t = time(NULL);
@@ -288,24 +391,133 @@ void kc_set_cmdline(int argc, char **argv)
 
 const char *kc_cmdline(void) { return cmdline_buf ? cmdline_buf : ""; }
 
-static char interrupt_msg[1024];
+/* ---- paths to remove when the run ends early ------------------------------------------------
+ * A fixed table of fixed-size slots, so that the signal handler reads nothing that another
+ * thread may be freeing: a slot is claimed (state 0 -> 1) with an atomic exchange, filled, then
+ * published (state 2); the handler unlinks the published ones.  Unlink is async-signal-safe. */
+#define KC_CLEANUP_SLOTS 1024
+static struct {
+    volatile int state; /* 0 free, 1 being filled or emptied, 2 holds a file's path, 3 a folder's */
+    char path[1024];
+} cleanup_slots[KC_CLEANUP_SLOTS];
 
+static int cleanup_add(const char *path, int state)
+{
+    size_t n = strlen(path);
+    if (n >= sizeof cleanup_slots[0].path) return -1;
+    for (int i = 0; i < KC_CLEANUP_SLOTS; i++) {
+        int expected = 0;
+        if (!__atomic_compare_exchange_n(&cleanup_slots[i].state, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            continue;
+        memcpy(cleanup_slots[i].path, path, n + 1);
+        __atomic_store_n(&cleanup_slots[i].state, state, __ATOMIC_RELEASE);
+        return i;
+    }
+    return -1; /* table full: the path is simply not removed early (a rerun removes it) */
+}
+
+int kc_cleanup_add(const char *path) { return cleanup_add(path, 2); }
+int kc_cleanup_add_dir(const char *path) { return cleanup_add(path, 3); }
+
+void kc_cleanup_drop(int slot)
+{
+    if (slot < 0 || slot >= KC_CLEANUP_SLOTS) return;
+    __atomic_store_n(&cleanup_slots[slot].state, 1, __ATOMIC_RELEASE);
+    cleanup_slots[slot].path[0] = 0;
+    __atomic_store_n(&cleanup_slots[slot].state, 0, __ATOMIC_RELEASE);
+}
+
+/* Creations of temporary files: the handler waits for those in progress on other threads (so
+ * that the file it then removes is there and registered) and no new one starts once it runs. */
+static int stopping, creating;
+static _Thread_local int creating_here;
+
+int kc_create_begin(const char *path)
+{
+    __atomic_add_fetch(&creating, 1, __ATOMIC_SEQ_CST);
+    creating_here++;
+    if (__atomic_load_n(&stopping, __ATOMIC_SEQ_CST)) {
+        kc_create_end();
+        return -2;
+    }
+    return kc_cleanup_add(path);
+}
+
+void kc_create_end(void)
+{
+    creating_here--;
+    __atomic_sub_fetch(&creating, 1, __ATOMIC_SEQ_CST);
+}
+
+/* (signal handler and kc_die) stop new creations and wait, at most a second, for those under way
+ * on other threads */
+static void stop_creations(void)
+{
+    __atomic_store_n(&stopping, 1, __ATOMIC_SEQ_CST);
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (__atomic_load_n(&creating, __ATOMIC_SEQ_CST) > creating_here) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > 1000000000L) break;
+    }
+}
+
+void kc_cleanup_run(void)
+{
+    stop_creations();
+    for (int i = 0; i < KC_CLEANUP_SLOTS; i++)
+        if (__atomic_load_n(&cleanup_slots[i].state, __ATOMIC_ACQUIRE) == 2) unlink(cleanup_slots[i].path);
+    /* folders last, the deepest (registered last) first; rmdir removes only empty ones */
+    for (int i = KC_CLEANUP_SLOTS - 1; i >= 0; i--)
+        if (__atomic_load_n(&cleanup_slots[i].state, __ATOMIC_ACQUIRE) == 3) rmdir(cleanup_slots[i].path);
+}
+
+static char interrupt_msg[1024];
+static char interrupt_hint[900];
+
+/* SIGINT (Ctrl-C) and SIGTERM (what Slurm and kill send before SIGKILL): every finished piece is
+ * already renamed into place, so any moment is a safe point; the piece in flight and the lock
+ * files go, the one line is printed, and the exit status is 128 + the signal, as a shell reports
+ * a process killed by it (130, 143). */
 static void on_signal(int sig)
 {
-    (void)sig;
-    ssize_t w = write(2, interrupt_msg, strlen(interrupt_msg));
+    kc_cleanup_run();
+    const char *m = interrupt_msg;
+    ssize_t w = write(2, m, strlen(m));
     (void)w;
-    _exit(130);
+    _exit(128 + sig);
+}
+
+static void install_signals(void)
+{
+    snprintf(interrupt_msg, sizeof interrupt_msg, "\n%s: interrupted%s%s\n", prog_name, interrupt_hint[0] ? "; " : "",
+             interrupt_hint);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    for (int s = 0; s < 2; s++) {
+        int sig = s ? SIGTERM : SIGINT;
+        struct sigaction old;
+        /* a signal the caller ignores stays ignored (nohup, a shell's background job) */
+        if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        sigaction(sig, &sa, NULL);
+    }
+    /* a file-size limit makes writes fail (EFBIG) and be reported, instead of killing us */
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 void kc_on_interrupt(const char *hint)
 {
-    snprintf(interrupt_msg, sizeof interrupt_msg, "\n%s: interrupted; %s\n", prog_name, hint);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    /* a file-size limit makes writes fail (EFBIG) and be reported, instead of killing us */
-    signal(SIGXFSZ, SIG_IGN);
+    snprintf(interrupt_hint, sizeof interrupt_hint, "%s", hint ? hint : "");
+    /* the message is rebuilt before the handlers see it: block them meanwhile */
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    install_signals();
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

@@ -24,7 +24,7 @@ const char *kc_error(void);
 /* Copies another thread's message into this thread's (for OpenMP workers reporting to main). */
 void kc_set_error(const char *msg);
 
-/* Program name used in log lines ("kc-extract"). */
+/* Program name used in log lines ("kc-extract"); also installs the signal handlers (below). */
 void kc_set_prog(const char *name);
 const char *kc_prog(void);
 /* For the stages that loop over images (main() only, before the loop): freed memory stays with
@@ -57,8 +57,18 @@ void kc_buf_printf(kc_buf *b, const char *fmt, ...) __attribute__((format(printf
 
 /* Whole file into memory (adds a NUL after the data); returns -1 with a message on failure. */
 int kc_read_file(const char *path, uint8_t **data, size_t *size);
-/* Writes data to path.tmp, fsyncs, renames to path. */
+/* Writes data to path.tmp, fsyncs, renames to path (or, between kc_outputs_begin and
+ * kc_outputs_commit, leaves the rename for the commit). */
 int kc_write_file_atomic(const char *path, const void *data, size_t size);
+/* Renames a finished (written and closed) temporary file to path, or defers it as above; on an
+ * immediate rename's failure tmp is removed. */
+int kc_rename_output(const char *tmp, const char *path);
+/* All-or-nothing outputs of several files: after kc_outputs_begin, every output is left under its
+ * temporary name, fsynced, and kc_outputs_commit renames them all (then syncs their folders), so
+ * a run that fails before the commit leaves every existing output as it was (its temporary files
+ * are removed by kc_die and the signal handlers). */
+void kc_outputs_begin(void);
+int kc_outputs_commit(void);
 /* mkdir -p */
 int kc_mkdirs(const char *path);
 /* 1 if path exists (any type). */
@@ -67,6 +77,9 @@ int kc_exists(const char *path);
 double kc_now(void);
 /* Current UTC time as "YYYY-MM-DDTHH:MM:SSZ". */
 void kc_utc_now(char out[32]);
+/* The time a cache records as `created`: now, or SOURCE_DATE_EPOCH (seconds since 1970) when that
+ * is set, the reproducible-builds convention, so that two runs can give the same bytes. */
+void kc_utc_created(char out[32]);
 /* The whole command line joined by spaces (for provenance); set by kc_set_cmdline in main. */
 void kc_set_cmdline(int argc, char **argv);
 const char *kc_cmdline(void);
@@ -79,7 +92,24 @@ const char *kc_cmdline(void);
 
 
 
-/* Installs SIGINT/SIGTERM handlers that print "prog: interrupted; <hint>" and exit with status
- * 130 (finished pieces stay on disk; the hint says how to resume). */
+/* Signals.  kc_set_prog installs SIGINT and SIGTERM handlers (unless the signal is ignored, as
+ * nohup does): they remove the paths registered below, print "prog: interrupted[; hint]" and exit
+ * with status 128 + signal (130, 143).  kc_on_interrupt sets the hint (how to resume). */
 void kc_on_interrupt(const char *hint);
+
+/* Paths removed when the run ends early (kc_die, kc_die_msg, SIGINT, SIGTERM): temporary files in
+ * flight and this run's lock files.  kc_cleanup_add returns a slot (or -1 when the table is full:
+ * the path then stays, and a rerun removes it); kc_cleanup_drop forgets a slot once its path is
+ * renamed or removed.  kc_cleanup_run unlinks every registered path (async-signal-safe). */
+int kc_cleanup_add(const char *path);
+/* A folder this run made for its output: removed (if empty) after the files. */
+int kc_cleanup_add_dir(const char *path);
+void kc_cleanup_drop(int slot);
+void kc_cleanup_run(void);
+/* Around the creation of a temporary file that kc_cleanup_run must not miss: kc_create_begin
+ * registers path (its slot, as kc_cleanup_add; -2 when the run is being stopped: create nothing)
+ * and kc_create_end closes the window, once the file is created (or its creation failed).
+ * kc_cleanup_run waits for creations under way on other threads. */
+int kc_create_begin(const char *path);
+void kc_create_end(void);
 #endif

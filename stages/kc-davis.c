@@ -13,6 +13,7 @@
 
 #include "eval/davis_jf.h"
 #include "pipeline/kc.h"
+#include "pipeline/lock.h"
 
 static void usage(int status)
 {
@@ -59,6 +60,11 @@ int main(int argc, char **argv)
     struct stat st;
     if (stat(results, &st) != 0) kc_die_msg("%s: results folder not found", results);
     if (!S_ISDIR(st.st_mode)) kc_die_msg("%s: not a folder", results);
+    /* one run per results folder (kc-propagate takes the same lock); the three files appear
+     * together at the end */
+    kc_lock *lock;
+    if (kc_lock_folder(&lock, results, NULL) < 0) kc_die();
+    kc_outputs_begin();
     /* Refuse early, before the work, when the outputs exist. */
     if (!force) {
         const char *names[3] = {"global_results-%s.csv", "per-sequence_results-%s.csv", "global_results-%s.json"};
@@ -73,7 +79,8 @@ int main(int argc, char **argv)
     }
     davis_eval ev;
     if (davis_evaluate(results, root, split, &ev) < 0) kc_die();
-    if (davis_write_outputs(&ev, results, split, force) < 0) kc_die();
+    if (davis_write_outputs(&ev, results, split, force) < 0 || kc_outputs_commit() < 0) kc_die();
+    kc_lock_release(lock);
     printf("%-10s", "");
     for (int k = 0; k < DAVIS_N_GLOBAL; k++) printf(" %9s", davis_global_names[k]);
     printf("\n%-10s", split);

@@ -344,8 +344,14 @@ enum { SPLIT_AUTO, SPLIT_IMAGES, SPLIT_ROWS };
 /* A resume must compute with the path that made the pieces already there.  OUT.partial/products
  * names that path (written after the first open; the fingerprint, which includes it, is the guard
  * where the note is missing): another one is refused with both named. */
-static int check_products(const char *out, const char *products)
+typedef struct products_check {
+    const char *out, *products;
+} products_check;
+
+/* (called by cache_writer_open_check under the output's lock, before the folder changes) */
+static int check_products(void *ctx)
 {
+    const char *out = ((const products_check *)ctx)->out, *products = ((const products_check *)ctx)->products;
     char *path = kc_strfmt("%s.partial/products", out);
     uint8_t *old = NULL;
     size_t n = 0;
@@ -550,9 +556,9 @@ int main(int argc, char **argv)
     cache_fingerprint(fp, (int)(sizeof parts / sizeof *parts) - !shard_active(&shard), parts);
 
     int n_batches = (ds.n + batch - 1) / batch;
-    if (check_products(out, products) < 0) kc_die();
     cache_writer cw;
-    if (cache_writer_open(&cw, out, CACHE_FORMAT_FEATURES, fp, n_batches) < 0) kc_die();
+    const products_check pc = {out, products};
+    if (cache_writer_open_check(&cw, out, CACHE_FORMAT_FEATURES, fp, n_batches, check_products, (void *)&pc) < 0) kc_die();
     note_products(out, products);
 
     progress pr;

@@ -40,6 +40,7 @@
 #include "pipeline/image.h"
 #include "pipeline/ini.h"
 #include "pipeline/kc.h"
+#include "pipeline/lock.h"
 
 static void usage(int status)
 {
@@ -287,7 +288,10 @@ static int cmd_sweep(int argc, char **argv)
             }
         }
     }
-    if (kc_mkdirs(out) < 0) kc_die();
+    /* one run per figure (its files appear together at the end) */
+    kc_lock *lock;
+    if (kc_lock_folder(&lock, out, prefix) < 0) kc_die();
+    kc_outputs_begin();
     int nv = f.n_tau * FIG_EDGES * FIG_SPLITS * FIG_RULES * FIG_NS;
     f.v = kc_malloc(sizeof(double) * (size_t)nv);
     f.chosen = chosen;
@@ -324,6 +328,8 @@ static int cmd_sweep(int argc, char **argv)
             free(base);
         }
     }
+    if (kc_outputs_commit() < 0) kc_die();
+    kc_lock_release(lock);
     kc_info("wrote the sweep figures of %d network%s to %s/ (%s-*.{pdf,svg,png,tex,csv}); chosen setting %s", n_nets,
             n_nets == 1 ? "" : "s", out, prefix, chosen ? chosen : "(none)");
     free(f.v);
@@ -489,7 +495,11 @@ static int cmd_curves(int argc, char **argv)
     }
     char *sub = used_setting ? kc_strfmt("VOC val at %s", used_setting) : NULL;
     f.subtitle = sub;
-    if (kc_mkdirs(out) < 0 || fig_curves_write(out, name, &f) < 0) kc_die();
+    kc_lock *lock;
+    if (kc_lock_folder(&lock, out, name) < 0) kc_die();
+    kc_outputs_begin();
+    if (fig_curves_write(out, name, &f) < 0 || kc_outputs_commit() < 0) kc_die();
+    kc_lock_release(lock);
     kc_info("wrote %s/%s.{pdf,svg,png,tex,csv} (%d networks, %d reference lines)", out, name, n_voc, f.n_refs);
     if (used_setting != setting) free((char *)used_setting);
     free(sub);
@@ -635,7 +645,11 @@ static int cmd_voc_grid(int argc, char **argv)
     }
     char *caption = kc_strfmt("VOC images (rows) x ground truth and the networks' masks at %s (columns)", setting);
     fig_grid g = {n_ids, n_cols, (const char *const *)ids, cols, cells, csv.s, caption};
-    if (kc_mkdirs(out) < 0 || fig_grid_write(out, name, &g) < 0) kc_die();
+    kc_lock *lock;
+    if (kc_lock_folder(&lock, out, name) < 0) kc_die();
+    kc_outputs_begin();
+    if (fig_grid_write(out, name, &g) < 0 || kc_outputs_commit() < 0) kc_die();
+    kc_lock_release(lock);
     kc_info("wrote %s/%s.{pdf,svg,png,tex,csv}: %d images x %d networks at %s", out, name, n_ids, n_masks, setting);
     for (int i = 0; i < n_ids * n_cols; i++) image_free(&cells[i]);
     free(cells);
@@ -716,7 +730,11 @@ static int cmd_davis_grid(int argc, char **argv)
     }
     char *caption = kc_strfmt("DAVIS frames of %s (rows) x ground truth and the networks' propagated labels (columns)", seq);
     fig_grid g = {n_frames, n_cols, rows, cols, cells, csv.s, caption};
-    if (kc_mkdirs(out) < 0 || fig_grid_write(out, name, &g) < 0) kc_die();
+    kc_lock *lock;
+    if (kc_lock_folder(&lock, out, name) < 0) kc_die();
+    kc_outputs_begin();
+    if (fig_grid_write(out, name, &g) < 0 || kc_outputs_commit() < 0) kc_die();
+    kc_lock_release(lock);
     kc_info("wrote %s/%s.{pdf,svg,png,tex,csv}: %d frames of %s x %d networks", out, name, n_frames, seq, n_res);
     for (int i = 0; i < n_frames * n_cols; i++) image_free(&cells[i]);
     for (int i = 0; i < n_frames; i++) free(row_names[i]);

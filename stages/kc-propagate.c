@@ -21,6 +21,7 @@
 #include "pipeline/cache.h"
 #include "pipeline/image.h"
 #include "pipeline/kc.h"
+#include "pipeline/lock.h"
 #include "pipeline/progress.h"
 #include "pipeline/shard.h"
 
@@ -167,6 +168,12 @@ static int propagate_sequence(run *R, const char *seq, char **frames, int n)
     }
     rc = 0;
 out:
+    if (rc < 0 && kc_exists(partial)) { /* (a full disk, say): the sequence is redone from scratch anyway */
+        char msg[2048];
+        snprintf(msg, sizeof msg, "%s", kc_error());
+        remove_flat_dir(partial);
+        kc_set_error(msg);
+    }
     prop_free(&v);
     free(first);
     free(small);
@@ -249,7 +256,12 @@ int main(int argc, char **argv)
                                "nearest to the original size)\"\n}\n",
                                KC_VERSION, features, hash ? hash : "", R.kind, split, R.cfg.window, R.cfg.topk,
                                R.cfg.temperature, R.cfg.context, R.cfg.patch);
-    if (kc_mkdirs(R.out) < 0) kc_die();
+    /* one run per results folder (kc-davis takes the same lock); a shard's lock is its own, as
+     * shards write distinct sequences of the same folder at once by design */
+    kc_lock *lock;
+    char lock_name[64];
+    snprintf(lock_name, sizeof lock_name, "propagate-%d-of-%d", shard.index, shard.count);
+    if (kc_lock_folder(&lock, R.out, shard_active(&shard) ? lock_name : NULL) < 0) kc_die();
     char *hint = kc_strfmt("finished sequences are kept in %s; rerun the same command to resume", R.out);
     kc_on_interrupt(hint);
     free(hint);
@@ -316,5 +328,6 @@ int main(int argc, char **argv)
     free(settings);
     free(spath);
     cache_close(&R.cache);
+    kc_lock_release(lock);
     return 0;
 }

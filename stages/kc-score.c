@@ -36,6 +36,7 @@
 #include "eval/voc_metrics.h"
 #include "pipeline/cache.h"
 #include "pipeline/kc.h"
+#include "pipeline/lock.h"
 #include "pipeline/progress.h"
 #include "pipeline/sha256.h"
 
@@ -121,8 +122,13 @@ static int check_cache(const cache_reader *r, char **ids, int n, kc_policy *poli
 
 static int make_selection(const char *train, const char *out, int count)
 {
-    char *path;
-    KC_TRY(split_make_selection(train, out, count, &path));
+    char *path, name[32];
+    kc_lock *lock;
+    snprintf(name, sizeof name, "select%d", count);
+    KC_TRY(kc_lock_folder(&lock, out, name));
+    kc_outputs_begin();
+    if (split_make_selection(train, out, count, &path) < 0 || kc_outputs_commit() < 0) return -1;
+    kc_lock_release(lock);
     kc_info("wrote %s (%d ids) and %s.sha256", path, count, path);
     free(path);
     return 0;
@@ -315,6 +321,9 @@ static int write_summary(const char *sp, const kc_buf *summary, const char *out,
         free(np);
         free(nl);
     }
+    /* every file of the run was left under its temporary name: now all are renamed, then the
+     * ledger line follows */
+    if (kc_outputs_commit() < 0) return -1;
     ledger_entry le;
     memset(&le, 0, sizeof le);
     le.split = (char *)split;
@@ -529,6 +538,12 @@ int main(int argc, char **argv)
         } else kc_die_msg("unknown option %s (see --help)", a);
     }
     double t0 = kc_now();
+    /* one run per score folder; every file appears at the end, together (kc_outputs_begin) */
+    kc_lock *lock = NULL;
+    if (!selection && out) {
+        if (kc_lock_folder(&lock, out, NULL) < 0) kc_die();
+        kc_outputs_begin();
+    }
     if (selection) {
         if (!out) kc_die_msg("--make-selection needs --out DIR");
         if (make_selection(selection, out, count) < 0) kc_die();
@@ -538,6 +553,7 @@ int main(int argc, char **argv)
         if (!masks || !(voc || coco) || !split || !out)
             kc_die_msg("--boxes-only needs --masks, --voc ROOT or --coco ROOT, --split and --out (see --help)");
         if (score_boxes(masks, coco ? NULL : voc, coco, split, out, ledger, network, no_hard, box_cache, t0) < 0) kc_die();
+        kc_lock_release(lock);
         return 0;
     }
     if (no_hard) kc_die_msg("--no-hard applies to --boxes-only scoring (see --help)");
@@ -682,5 +698,6 @@ int main(int argc, char **argv)
     free(sc);
     cache_close(&r);
     split_free(ids, n);
+    kc_lock_release(lock);
     return 0;
 }

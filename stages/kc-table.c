@@ -39,6 +39,7 @@
 #include "eval/ledger.h"
 #include "eval/table.h"
 #include "pipeline/kc.h"
+#include "pipeline/lock.h"
 
 static void usage(int status)
 {
@@ -329,6 +330,12 @@ int main(int argc, char **argv)
     }
     if (!out || n_dirs == 0) kc_die_msg("need score folders and --out DIR (see --help)");
     if (!*name || strpbrk(name, "/ \t")) kc_die_msg("--name: bad value '%s'", name);
+    /* one run per set of tables NAME.* (other names share the folder); they appear together */
+    kc_lock *lock = NULL;
+    if (!print_best) {
+        if (kc_lock_folder(&lock, out, name) < 0) kc_die();
+        kc_outputs_begin();
+    }
 
     net_scores *nets = kc_calloc((size_t)n_dirs, sizeof *nets);
     for (int i = 0; i < n_dirs; i++) {
@@ -551,8 +558,10 @@ int main(int argc, char **argv)
     char *sweep_base = do_report ? kc_strfmt("%s-sweep", name) : kc_strdup(name);
     char *mp = kc_strfmt("%s/%s-macros.tex", out, name);
     if ((do_sweep && table_write(out, sweep_base, &sw) < 0) || (do_report && table_write(out, name, &rp) < 0) ||
-        kc_write_file_atomic(mp, mac.s, mac.n) < 0)
+        kc_write_file_atomic(mp, mac.s, mac.n) < 0 || kc_outputs_commit() < 0)
         kc_die();
+    kc_lock_release(lock);
+    lock = NULL;
     if (do_sweep) kc_info("wrote the sweep table %s/%s.{csv,md,tex} (%d networks, %d settings)", out, sweep_base, n_dirs, n_all);
     if (do_report) kc_info("wrote the report table %s/%s.{csv,md,tex} at %s", out, name, setting);
     kc_info("wrote %s", mp);

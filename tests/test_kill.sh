@@ -32,7 +32,7 @@ subset_tree() {
   local f rel
   while IFS= read -r -d '' f; do
     rel=${f#"$2"/}
-    case $rel in *.tmp|*.tmp.*|*/.*|*.partial/*) continue ;; esac
+    case $rel in *.tmp|*.tmp.*|*/.*|*.partial/*|.keycut.lock|.*.keycut.lock) continue ;; esac  # (a SIGKILL leaves the lock file)
     cmp -s "$f" "$1/$rel" || { echo "$rel"; return 1; }
   done < <(find "$2" -type f -print0)
 }
