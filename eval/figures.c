@@ -14,8 +14,9 @@ const char *const fig_splits_id[FIG_SPLITS] = {"mean", "zero"};
 const char *const fig_rules_id[FIG_RULES] = {"seed", "corners", "minority"};
 static const char *const edges_name[FIG_EDGES] = {"binary", "weighted"};
 static const char *const rules_name[FIG_RULES] = {"seed (TokenCut)", "corners (MaskCut)", "minority"};
-const char *const fig_metric_key[FIG_N_METRICS] = {"voc_jaccard", "voc_corloc", "davis_jf"};
-const char *const fig_metric_label[FIG_N_METRICS] = {"VOC Jaccard (%)", "VOC CorLoc (%)", "DAVIS J&F (%)"};
+const char *const fig_metric_key[FIG_N_METRICS] = {"voc_jaccard", "voc_corloc", "davis_jf", "probe_miou"};
+const char *const fig_metric_label[FIG_N_METRICS] = {"VOC Jaccard (%)", "VOC CorLoc (%)", "DAVIS J&F (%)",
+                                                     "Probe mIoU (%)"};
 
 #define TOKENCUT_SETTING "t0.20-bin-mean-seed-n1"
 #define MASKCUT_SETTING "t0.15-bin-mean-corners-n3"
@@ -356,17 +357,19 @@ typedef struct curves_ctx {
     int n_runs;
     const char **runs;
     int *run_start, *run_len;
-    int n_metrics;
+    int n_metrics;              /* panels */
+    int metric[FIG_N_METRICS];  /* the metric of each panel */
     double xlo, xhi, ylo[FIG_N_METRICS], yhi[FIG_N_METRICS];
 } curves_ctx;
 
 enum { CV_W = 460, CV_H = 200 };
 static const double CV_LEFT = 30, CV_TOP = 44, CV_RIGHT = 8, CV_BOTTOM = 28, CV_GAP = 26;
 
-static void curves_axes(const curves_ctx *c, int m, plot_axes *ax)
+static void curves_axes(const curves_ctx *c, int panel, plot_axes *ax)
 {
+    const int m = c->metric[panel];
     double pw = (CV_W - CV_LEFT - CV_RIGHT - (c->n_metrics - 1) * CV_GAP) / c->n_metrics;
-    ax->x = CV_LEFT + m * (pw + CV_GAP);
+    ax->x = CV_LEFT + panel * (pw + CV_GAP);
     ax->y = CV_TOP;
     ax->w = pw;
     ax->h = CV_H - CV_TOP - CV_BOTTOM;
@@ -394,9 +397,10 @@ static void draw_curves(cairo_t *cr, void *vctx)
         lx += 34 + te.x_advance;
     }
     static const double base_rgb[3] = {0.25, 0.25, 0.25}, ref_rgb[3] = {0.45, 0.45, 0.45};
-    for (int m = 0; m < c->n_metrics; m++) {
+    for (int panel = 0; panel < c->n_metrics; panel++) {
+        const int m = c->metric[panel];
         plot_axes ax;
-        curves_axes(c, m, &ax);
+        curves_axes(c, panel, &ax);
         plot_frame(cr, &ax, NULL, 0, "%g", "%g", 1, 1);
         plot_text(cr, ax.x + ax.w / 2, ax.y - 3, 7.5, 0.5, 1, 0, 1, fig_metric_label[m]);
         plot_text(cr, ax.x + ax.w / 2, ax.y + ax.h + 14, 7.5, 0.5, 0, 0, 0, "epoch");
@@ -481,10 +485,15 @@ int fig_curves_write(const char *dir, const char *base, const fig_curves *f)
     }
     for (int i = 0; i < f->n; i++)
         if (!f->points[i].run) c.order[k++] = i;
-    int any_davis = 0;
+    int any_davis = 0, any_probe = 0;
     for (int i = 0; i < f->n; i++) any_davis |= isfinite(f->points[i].v[FIG_DAVIS_JF]);
     for (int i = 0; i < f->n_refs; i++) any_davis |= f->refs[i].metric == FIG_DAVIS_JF;
-    c.n_metrics = any_davis ? 3 : 2;
+    for (int i = 0; i < f->n; i++) any_probe |= isfinite(f->points[i].v[FIG_PROBE_MIOU]);
+    for (int i = 0; i < f->n_refs; i++) any_probe |= f->refs[i].metric == FIG_PROBE_MIOU;
+    c.metric[c.n_metrics++] = FIG_VOC_JACCARD;
+    c.metric[c.n_metrics++] = FIG_VOC_CORLOC;
+    if (any_davis) c.metric[c.n_metrics++] = FIG_DAVIS_JF;
+    if (any_probe) c.metric[c.n_metrics++] = FIG_PROBE_MIOU;
     /* ranges */
     double xlo = INFINITY, xhi = -INFINITY;
     for (int i = 0; i < f->n; i++)
@@ -510,12 +519,12 @@ int fig_curves_write(const char *dir, const char *base, const fig_curves *f)
     free(vals);
 
     kc_buf csv = {0};
-    kc_buf_printf(&csv, "network,run,epoch,voc_jaccard,voc_corloc,davis_jf\n");
+    kc_buf_printf(&csv, "network,run,epoch,voc_jaccard,voc_corloc,davis_jf%s\n", any_probe ? ",probe_miou" : "");
     for (int i = 0; i < f->n; i++) {
         const fig_point *p = &f->points[c.order[i]];
         kc_buf_printf(&csv, "%s,%s,", p->network, p->run ? p->run : "");
         if (p->run) kc_buf_printf(&csv, "%.9g", p->epoch);
-        for (int m = 0; m < FIG_N_METRICS; m++) {
+        for (int m = 0; m < (any_probe ? FIG_N_METRICS : FIG_PROBE_MIOU); m++) {
             kc_buf_printf(&csv, ",");
             csv_num(&csv, p->v[m]);
         }
@@ -533,12 +542,13 @@ int fig_curves_write(const char *dir, const char *base, const fig_curves *f)
                       "  tick label style={font=\\tiny}, title style={font=\\scriptsize}, label style={font=\\scriptsize},\n"
                       "  legend style={font=\\tiny}, every axis plot/.append style={mark size=1.2pt}, xlabel={epoch},\n"
                       "  unbounded coords=jump, every node near coord/.style={font=\\tiny}]\n",
-                  c.n_metrics, c.n_metrics == 3 ? 0.24 : 0.38, c.xlo, c.xhi);
-    for (int m = 0; m < c.n_metrics; m++) {
+                  c.n_metrics, c.n_metrics == 4 ? 0.17 : c.n_metrics == 3 ? 0.24 : 0.38, c.xlo, c.xhi);
+    for (int panel = 0; panel < c.n_metrics; panel++) {
+        const int m = c.metric[panel];
         kc_buf title = {0};
         tex_escape(&title, fig_metric_label[m]);
         kc_buf_printf(&t, "\\nextgroupplot[title={%s}, ymin=%g, ymax=%g%s]\n", title.s, c.ylo[m], c.yhi[m],
-                      m == 0 && c.n_runs ? ", legend to name=kccurveslegend, legend columns=-1" : "");
+                      panel == 0 && c.n_runs ? ", legend to name=kccurveslegend, legend columns=-1" : "");
         free(title.s);
         for (int r = 0; r < c.n_runs; r++) {
             plot_style s;

@@ -15,12 +15,13 @@
  * CSV: a row per tau, `tau` then 36 columns <edges>_<split>_<rule>_n<N> (fractions as in the score
  * files, %.9g; nan = not scored).
  *
- * The checkpoint curves (fig_curves_write).  One panel per metric (VOC Jaccard, VOC CorLoc, and
- * DAVIS J&F when any network has it), the epoch on the x axis; the networks of one run are one
- * curve; networks without a run are labelled horizontal lines (baselines); published numbers are
- * dotted grey lines.  CSV: `network,run,epoch,voc_jaccard,voc_corloc,davis_jf`, the runs first
- * (in order of first appearance, each by epoch), then the baselines (run and epoch empty);
- * fractions, nan = missing.
+ * The checkpoint curves (fig_curves_write).  One panel per metric (VOC Jaccard, VOC CorLoc, DAVIS
+ * J&F when any network has it, the linear probe's mIoU when any has it), the epoch on the x axis;
+ * the networks of one run are one curve; networks without a run are labelled horizontal lines
+ * (baselines); published numbers are dotted grey lines.  CSV:
+ * `network,run,epoch,voc_jaccard,voc_corloc,davis_jf` (and `,probe_miou` when any network has a
+ * probe score), the runs first (in order of first appearance, each by epoch), then the baselines
+ * (run and epoch empty); fractions, nan = missing.
  *
  * The picture grid (fig_grid_write).  Rows x columns of RGB pictures (overlays), column titles
  * above, row titles at the left; the page is 460 pt wide and as tall as the rows need.
@@ -53,7 +54,7 @@ typedef struct fig_sweep {
 int fig_sweep_at(int tau, int edges, int split, int rule, int n);
 int fig_sweep_write(const char *dir, const char *base, const fig_sweep *f);
 
-enum { FIG_VOC_JACCARD, FIG_VOC_CORLOC, FIG_DAVIS_JF, FIG_N_METRICS };
+enum { FIG_VOC_JACCARD, FIG_VOC_CORLOC, FIG_DAVIS_JF, FIG_PROBE_MIOU, FIG_N_METRICS };
 extern const char *const fig_metric_key[FIG_N_METRICS], *const fig_metric_label[FIG_N_METRICS];
 
 typedef struct fig_point {

@@ -40,7 +40,9 @@ int policy_parse(const char *name, kc_policy *p)
     if (!strcmp(name, "square480")) *p = POLICY_SQUARE480;
     else if (!strcmp(name, "short480")) *p = POLICY_SHORT480;
     else if (!strcmp(name, "native16")) *p = POLICY_NATIVE16;
-    else return kc_fail("unknown resize policy '%s' (expected square480, short480 or native16)", name);
+    else if (!strcmp(name, "square224")) *p = POLICY_SQUARE224;
+    else if (!strcmp(name, "square448")) *p = POLICY_SQUARE448;
+    else return kc_fail("unknown resize policy '%s' (expected square480, short480, native16, square224 or square448)", name);
     return 0;
 }
 
@@ -50,6 +52,8 @@ const char *policy_name(kc_policy p)
     case POLICY_SQUARE480: return "square480";
     case POLICY_SHORT480: return "short480";
     case POLICY_NATIVE16: return "native16";
+    case POLICY_SQUARE224: return "square224";
+    case POLICY_SQUARE448: return "square448";
     }
     return "unknown";
 }
@@ -65,6 +69,12 @@ const char *policy_describe(kc_policy p)
     case POLICY_NATIVE16:
         return "native16: no resize, x/255, mean (0.485,0.456,0.406), std (0.229,0.224,0.225), "
                "zero padding after normalisation to a multiple of the patch size";
+    case POLICY_SQUARE224:
+        return "square224: 224x224 bilinear with antialias (Pillow 9.4, torchvision Resize((224, 224))), x/255, "
+               "mean (0.485,0.456,0.406), std (0.229,0.224,0.225)";
+    case POLICY_SQUARE448:
+        return "square448: 448x448 bilinear with antialias (Pillow 9.4, torchvision Resize((448, 448))), x/255, "
+               "mean (0.485,0.456,0.406), std (0.229,0.224,0.225)";
     }
     return "unknown";
 }
@@ -74,6 +84,12 @@ void policy_size(kc_policy p, int w, int h, int *out_w, int *out_h)
     switch (p) {
     case POLICY_SQUARE480:
         *out_w = *out_h = 480;
+        return;
+    case POLICY_SQUARE224:
+        *out_w = *out_h = 224;
+        return;
+    case POLICY_SQUARE448:
+        *out_w = *out_h = 448;
         return;
     case POLICY_SHORT480: {
         /* DINO's DAVIS code: short side 480, long side floor(480 * long / short / 64) * 64,
@@ -117,12 +133,26 @@ static double lanczos_filter(double x)
     return 0.0;
 }
 
+/* Pillow's BILINEAR: the triangle, support 1 (widened by the scale when reducing: antialiased). */
+static double triangle_filter(double x)
+{
+    if (x < 0.0) x = -x;
+    if (x < 1.0) return 1.0 - x;
+    return 0.0;
+}
+
+typedef struct pil_filter {
+    double (*fn)(double);
+    double support;
+} pil_filter;
+static const pil_filter PIL_LANCZOS = {lanczos_filter, 3.0}, PIL_BILINEAR = {triangle_filter, 1.0};
+
 /* Fixed-point coefficients: (out_size, ksize) int32 and bounds (out_size, 2) = (xmin, count). */
-static int pil_coeffs(int in_size, int out_size, int32_t **kk_out, int **bounds_out)
+static int pil_coeffs(int in_size, int out_size, pil_filter filter, int32_t **kk_out, int **bounds_out)
 {
     double scale = (double)((float)in_size - 0.0f) / out_size, filterscale = scale;
     if (filterscale < 1.0) filterscale = 1.0;
-    double support = 3.0 * filterscale;
+    double support = filter.support * filterscale;
     int ksize = (int)ceil(support) * 2 + 1;
     double *k = kc_malloc(sizeof(double) * ksize);
     int32_t *kk = kc_calloc((size_t)out_size * ksize, sizeof(int32_t));
@@ -136,7 +166,7 @@ static int pil_coeffs(int in_size, int out_size, int32_t **kk_out, int **bounds_
         if (xmax > in_size) xmax = in_size;
         xmax -= xmin;
         for (int x = 0; x < xmax; x++) {
-            double wv = lanczos_filter((x + xmin - center + 0.5) * ss);
+            double wv = filter.fn((x + xmin - center + 0.5) * ss);
             k[x] = wv;
             ww += wv;
         }
@@ -217,7 +247,9 @@ static void lanczos_row_scalar(const uint8_t *row, int xx0, int dw, const int32_
     }
 }
 
-void resize_lanczos_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh)
+/* Pillow's ImagingResample: the horizontal pass, then the vertical one over the rows it needs;
+ * the same integer sums for any filter. */
+static void resize_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh, pil_filter filter)
 {
     if (sw == dw && sh == dh) {
         memcpy(dst, src, (size_t)sw * sh * 3);
@@ -225,8 +257,8 @@ void resize_lanczos_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int
     }
     int32_t *kh = NULL, *kv = NULL;
     int *bh = NULL, *bv = NULL;
-    int ksh = pil_coeffs(sw, dw, &kh, &bh);
-    int ksv = pil_coeffs(sh, dh, &kv, &bv);
+    int ksh = pil_coeffs(sw, dw, filter, &kh, &bh);
+    int ksv = pil_coeffs(sh, dh, filter, &kv, &bv);
     /* Horizontal pass over the source rows the vertical pass reads. */
     int y_first = bv[0], y_last = bv[2 * dh - 2] + bv[2 * dh - 1];
     const uint8_t *mid = src; /* (mid_h, dw, 3) or the source itself */
@@ -272,6 +304,16 @@ void resize_lanczos_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int
     free(kv);
     free(bh);
     free(bv);
+}
+
+void resize_lanczos_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh)
+{
+    resize_pillow(src, sw, sh, dst, dw, dh, PIL_LANCZOS);
+}
+
+void resize_bilinear_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh)
+{
+    resize_pillow(src, sw, sh, dst, dw, dh, PIL_BILINEAR);
 }
 
 /* ---- OpenCV bilinear ------------------------------------------------------------------------ */
@@ -392,10 +434,11 @@ int policy_prepare(const kc_image *img, kc_policy p, int patch, float **chw, int
     if (w < patch || h < patch) return kc_fail("image of %dx%d too small for policy %s", img->w, img->h, policy_name(p));
     const uint8_t *px = img->rgb;
     uint8_t *resized = NULL;
-    if (p == POLICY_SQUARE480 || p == POLICY_SHORT480) {
+    if (p != POLICY_NATIVE16) {
         resized = kc_malloc((size_t)w * h * 3);
         if (p == POLICY_SQUARE480) resize_lanczos_pillow(img->rgb, img->w, img->h, resized, w, h);
-        else resize_bilinear_cv(img->rgb, img->w, img->h, resized, w, h);
+        else if (p == POLICY_SHORT480) resize_bilinear_cv(img->rgb, img->w, img->h, resized, w, h);
+        else resize_bilinear_pillow(img->rgb, img->w, img->h, resized, w, h);
         px = resized;
     }
     const float *std = p == POLICY_SHORT480 ? DAVIS_STD : IMAGENET_STD;

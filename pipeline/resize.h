@@ -4,6 +4,10 @@
  * | square480  | 480x480                                    | Pillow 9.4 Lanczos    | (.229,.224,.225)  |
  * | short480   | short side 480, long floor(480*L/S/64)*64  | OpenCV 4.6 bilinear   | (.228,.224,.225)  |
  * | native16   | none; zero padding to a multiple of patch  | none                  | (.229,.224,.225)  |
+ * | square224  | 224x224 (the linear probe, kc-probe)       | Pillow 9.4 bilinear   | (.229,.224,.225)  |
+ * | square448  | 448x448 (Leopart's probe protocol)         | Pillow 9.4 bilinear   | (.229,.224,.225)  |
+ * (square224/448: torchvision's Resize((S, S)) of a PIL image, i.e. Pillow's BILINEAR with its
+ * antialias: the triangle filter widened by the scale when reducing.)
  * mean (0.485, 0.456, 0.406) always; padding is zero after normalisation.
  *
  *     float *chw; int H, W;
@@ -15,7 +19,13 @@
 
 #include "pipeline/image.h"
 
-typedef enum kc_policy { POLICY_SQUARE480 = 0, POLICY_SHORT480 = 1, POLICY_NATIVE16 = 2 } kc_policy;
+typedef enum kc_policy {
+    POLICY_SQUARE480 = 0,
+    POLICY_SHORT480 = 1,
+    POLICY_NATIVE16 = 2,
+    POLICY_SQUARE224 = 3,
+    POLICY_SQUARE448 = 4
+} kc_policy;
 
 int policy_parse(const char *name, kc_policy *p); /* error names the bad value */
 const char *policy_name(kc_policy p);
@@ -29,6 +39,8 @@ const char *policy_describe(kc_policy p);
 
 /* Pillow 9.4 Image.resize(LANCZOS) of an RGB uint8 image (antialiased, support 3 * scale). */
 void resize_lanczos_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh);
+/* Pillow 9.4 Image.resize(BILINEAR) of an RGB uint8 image (antialiased, support 1 * scale). */
+void resize_bilinear_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh);
 /* OpenCV 4.6 cv2.resize(INTER_LINEAR) of an RGB uint8 image (fixed-point, as OpenCV). */
 void resize_bilinear_cv(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh);
 #endif

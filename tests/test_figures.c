@@ -126,13 +126,31 @@ static void draw_all(const char *dir)
     free(f.v);
 
     fig_point pts[5] = {
-        {"r-e10", "r", 10, {0.40, 0.50, 0.60}}, {"r-e5", "r", 5, {0.35, 0.45, 0.55}},
-        {"s-e5", "s", 5, {0.30, 0.42, NAN}},    {"dino", NULL, 0, {0.38, 0.47, 0.618}},
-        {"r-e15", "r", 15, {0.41, 0.52, 0.61}},
+        {"r-e10", "r", 10, {0.40, 0.50, 0.60, NAN}}, {"r-e5", "r", 5, {0.35, 0.45, 0.55, NAN}},
+        {"s-e5", "s", 5, {0.30, 0.42, NAN, NAN}},    {"dino", NULL, 0, {0.38, 0.47, 0.618, NAN}},
+        {"r-e15", "r", 15, {0.41, 0.52, 0.61, NAN}},
     };
     fig_reference refs[1] = {{"DINO (published)", FIG_DAVIS_JF, 61.8}};
     fig_curves c = {5, pts, 1, refs, "VOC val at t0.15-bin-mean-corners-n3"};
     CHECK(fig_curves_write(dir, "curves", &c) == 0, "fig_curves_write: %s", kc_error());
+    /* with the linear probe's mIoU: a fourth panel and a probe_miou column */
+    fig_point ppts[2] = {{"r-e5", "r", 5, {0.35, 0.45, NAN, 0.61}}, {"dino", NULL, 0, {0.38, 0.47, NAN, 0.7}}};
+    fig_curves cp = {2, ppts, 0, NULL, NULL};
+    CHECK(fig_curves_write(dir, "curves-probe", &cp) == 0, "fig_curves_write with probe: %s", kc_error());
+    {
+        size_t pl;
+        char *pp = kc_strfmt("%s/curves-probe.csv", dir), *pc = slurp(pp, &pl);
+        CHECK(pc && !strcmp(pc, "network,run,epoch,voc_jaccard,voc_corloc,davis_jf,probe_miou\n"
+                                "r-e5,r,5,0.35,0.45,nan,0.61\ndino,,,0.38,0.47,nan,0.7\n"),
+              "curves-probe.csv:\n%s", pc ? pc : "(none)");
+        free(pc);
+        free(pp);
+        pp = kc_strfmt("%s/curves-probe.tex", dir);
+        pc = slurp(pp, &pl);
+        CHECK(pc && strstr(pc, "group size=3 by 1") && strstr(pc, "Probe mIoU"), "curves-probe.tex: 3 panels with Probe mIoU");
+        free(pc);
+        free(pp);
+    }
 
     kc_image cells[4];
     for (int k = 0; k < 4; k++) {

@@ -290,8 +290,97 @@ static void test_lanczos_shapes(void)
     printf("lanczos against plain loops: %zu shapes\n", sizeof shapes / sizeof shapes[0]);
 }
 
+/* Pillow's BILINEAR (torchvision's Resize((S, S)) of a PIL image: the square224 / square448
+ * policies of the linear probe), against tests/ref/probe_refs.py; byte-exact. */
+static void test_pillow_bilinear(void)
+{
+    uint8_t *crop, *ref;
+    size_t crop_n, ref_n;
+    if (kc_read_file(DATA "/resize_crop.rgb", &crop, &crop_n) < 0 ||
+        kc_read_file("tests/data/probe/resize_small.bin", &ref, &ref_n) < 0) {
+        CHECK(0, "%s (run tests/ref/probe_refs.py)", kc_error());
+        return;
+    }
+    FILE *f = fopen("tests/data/probe/resize_small.tsv", "r");
+    char method[32];
+    int w, h, n = 0, worst_all = 0;
+    size_t off = 0;
+    while (f && fscanf(f, "%31s %d %d", method, &w, &h) == 3) {
+        size_t sz = (size_t)w * h * 3;
+        if (off + sz > ref_n) {
+            CHECK(0, "resize_small.bin too short");
+            break;
+        }
+        uint8_t *out = kc_malloc(sz);
+        resize_bilinear_pillow(crop, 97, 61, out, w, h);
+        int worst;
+        size_t nd = diff_stats(out, ref + off, sz, &worst);
+        CHECK(nd == 0, "Pillow bilinear 97x61 -> %dx%d: %zu of %zu values differ, max |diff| %d (tol 0)", w, h, nd, sz, worst);
+        if (worst > worst_all) worst_all = worst;
+        n++;
+        off += sz;
+        free(out);
+    }
+    if (f) fclose(f);
+    printf("Pillow bilinear, small: %d resizes, worst |diff| %d\n", n, worst_all);
+    CHECK(n >= 10, "only %d Pillow bilinear resizes", n);
+    free(crop);
+    free(ref);
+    const char *shared = test_shared_data();
+    if (!shared) {
+        SKIP("shared data absent: square224 / square448 of real photos not checked");
+        return;
+    }
+    f = fopen("tests/data/probe/resize_real.tsv", "r");
+    char rel[1024], want[80];
+    int S, exact = 0;
+    n = 0;
+    while (f && fscanf(f, "%1023s %d %79s", rel, &S, want) == 3) {
+        char *path = kc_strfmt("%s/%s", shared, rel);
+        kc_image im;
+        n++;
+        if (image_load_rgb(path, &im) < 0) {
+            CHECK(0, "%s", kc_error());
+            free(path);
+            continue;
+        }
+        kc_policy p = S == 224 ? POLICY_SQUARE224 : POLICY_SQUARE448;
+        int pw, ph;
+        policy_size(p, im.w, im.h, &pw, &ph);
+        CHECK(pw == S && ph == S, "%s: policy size %dx%d", policy_name(p), pw, ph);
+        uint8_t *out = kc_malloc((size_t)S * S * 3);
+        resize_bilinear_pillow(im.rgb, im.w, im.h, out, S, S);
+        char hex[65];
+        sha256_buf_hex(out, (size_t)S * S * 3, hex);
+        int ok = strcmp(hex, want) == 0;
+        exact += ok;
+        CHECK(ok, "%s %s: output differs from Pillow's (sha256)", policy_name(p), rel);
+        /* the policy's floats are the normalised bytes */
+        float *chw;
+        int H, W;
+        if (policy_prepare(&im, p, 16, &chw, &H, &W) == 0) {
+            int bad = 0;
+            static const float mean[3] = {0.485f, 0.456f, 0.406f}, sd[3] = {0.229f, 0.224f, 0.225f};
+            for (int c = 0; c < 3; c++)
+                for (int i = 0; i < S * S; i++)
+                    bad += chw[(size_t)c * S * S + i] != ((float)out[3 * i + c] / 255.0f - mean[c]) / sd[c];
+            CHECK(H == S && W == S && bad == 0, "%s %s: %d normalised values differ", policy_name(p), rel, bad);
+            free(chw);
+        } else {
+            CHECK(0, "%s", kc_error());
+        }
+        free(out);
+        image_free(&im);
+        free(path);
+    }
+    if (f) fclose(f);
+    printf("Pillow bilinear, real photos: %d of %d exact\n", exact, n);
+    CHECK(n >= 10, "only %d real square224/448 resizes", n);
+}
+
 int main(void)
 {
+    test_pillow_bilinear();
     test_lanczos_shapes();
     test_small();
     test_real();
