@@ -5,6 +5,8 @@
 #   make davis  NETS="dino selfpatch" DAVIS=/data/DAVIS                 J&F of label propagation
 #   make tables                                                          the tables of what exists
 #   make figures NETS="dino run2-e05 run2-e10" VOC=... [DAVIS=...]       the thesis figures (kc-plot)
+#   make probe  NETS="dino selfpatch" VOC12=/data/VOCdevkit/VOC2012   the linear probe (kc-probe): trainaug -> val
+#               mIoU; make report then adds the column "Probe mIoU"
 #   make demo   [WEIGHTS=path.pth]                                       everything on built-in data
 #   make report ... BASELINES=attn [ATTN_NET=dino]   adds the row "dino (attention 60 %)": DINO's
 #               60 %-mass attention masks of ATTN_NET on VOC val (VOC columns only; docs/attention-baseline.md)
@@ -16,6 +18,8 @@
 #   $(OUT)/cache/<net>/davis17-val/tokens.h5
 #   $(OUT)/scores/<net>/select/, $(OUT)/scores/<net>/val-<setting>/   score CSVs
 #   $(OUT)/results/<net>/davis17-val/                           palette PNGs and J&F CSV/JSON
+#   $(OUT)/cache/<net>/voc12-{trainaug,val}/tokens224.h5, $(OUT)/probe/<net>/head224.safetensors (+ .loss.csv),
+#   $(OUT)/scores/<net>/probe224/{summary,iou}.csv           the linear probe (PROBE_SIZE=448: Leopart's size)
 #   BASELINES=attn: $(OUT)/cache/<ATTN_NET>/voc12-val/{attn,masks-attn-mass0.60}.h5 and
 #   $(OUT)/scores/<ATTN_NET>/val-attn-mass0.60/ (network name "<ATTN_NET> (attention 60 %)")
 #   $(TABLES)/sweep.{csv,md,tex}, $(TABLES)/report.{csv,md,tex}, report-macros.tex
@@ -26,7 +30,8 @@
 # no half-written product, and a rerun resumes from the stage's .partial folder.
 
 NETS         ?= color
-VOC          ?=
+VOC12        ?=
+VOC          ?= $(VOC12)
 DAVIS        ?=
 DAVIS_SPLIT  ?= val
 SETTING      ?= best
@@ -47,6 +52,14 @@ BASELINES    ?=
 ATTN_NET     ?= dino
 ATTN_SETTING := attn-mass0.60
 ATTN_NETS    := $(if $(filter attn,$(BASELINES)),$(ATTN_NET))
+# REFINE=crf|bs: the report's VOC val masks are refined at pixel level by kc-refine (MaskCut's dense
+# CRF, TokenCut's bilateral solver) before scoring; masks-<setting>-<refine>.h5, val-<setting>-<refine>/
+REFINE       ?= none
+REFINE_ARGS  ?=
+REFINE_SUFFIX := $(if $(filter-out none,$(REFINE)),-$(REFINE))
+ifeq ($(filter $(REFINE),none crf bs),)
+$(error REFINE must be none, crf or bs (got '$(REFINE)'))
+endif
 
 SELECT_LIST  := $(SPLITS)/select$(SELECT_COUNT).txt
 NET_ARGS      = $(shell OUT=$(OUT) configs/net-args.sh $(NETS_INI) $(1))
@@ -54,7 +67,7 @@ NET_WEIGHTS   = $(shell OUT=$(OUT) configs/net-args.sh $(NETS_INI) $(1) --weight
 # kind = baseline in nets.ini: the row is listed as a baseline and does not choose the setting
 BASELINE_OPTS = $(foreach n,$(NETS),$(if $(filter baseline,$(shell configs/net-args.sh $(NETS_INI) $(n) --kind 2>/dev/null)),--baseline $(n)))
 
-.PHONY: sweep report davis tables demo pipeline-check
+.PHONY: sweep report davis tables demo pipeline-check probe
 .SECONDEXPANSION:
 
 pipeline-check:
@@ -67,7 +80,7 @@ PLAN = $(MAKE) --no-print-directory -n $(1) 2>/dev/null | SELECT_LIST=$(SELECT_L
 
 # ---- per-network options, rewritten only when they change (so make sees edits of one network) ----
 # Done while the makefile is read (not by a rule), so that `make -n` shows the true plan.
-ifneq ($(filter sweep report davis tables $(OUT)/%,$(MAKECMDGOALS)),)
+ifneq ($(filter sweep report davis tables probe $(OUT)/%,$(MAKECMDGOALS)),)
 _net_stamps := $(foreach n,$(sort $(NETS) $(ATTN_NETS)),$(shell mkdir -p $(OUT)/nets && \
     OUT=$(OUT) configs/net-args.sh $(NETS_INI) $(n) > $(OUT)/nets/$(n).args.tmp$$$$ 2>/dev/null && \
     { cmp -s $(OUT)/nets/$(n).args.tmp$$$$ $(OUT)/nets/$(n).args || mv $(OUT)/nets/$(n).args.tmp$$$$ $(OUT)/nets/$(n).args; }; \
@@ -124,6 +137,16 @@ $(OUT)/scores/%/select/summary.csv: $(OUT)/cache/%/voc12-select/masks.h5 $(BUILD
 $(OUT)/scores/%/val-$(SETTING)/summary.csv: $(OUT)/cache/%/voc12-val/masks-$(SETTING).h5 $(BUILD)/kc-score
 	$(BUILD)/kc-score --masks $< --voc $(VOC) --split $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt --out $(@D) --network $* --ledger $(LEDGER)
 
+# ---- pixel refinement of the val masks (REFINE=crf|bs; kc-refine, eval/refine.h) ---------------
+$(OUT)/cache/%/voc12-val/masks-$(SETTING)-crf.h5: $(OUT)/cache/%/voc12-val/masks-$(SETTING).h5 $(BUILD)/kc-refine
+	$(BUILD)/kc-refine --masks $< --dataset voc:$(VOC):$(VAL_SPLIT) --method crf $(REFINE_ARGS) --out $@
+
+$(OUT)/cache/%/voc12-val/masks-$(SETTING)-bs.h5: $(OUT)/cache/%/voc12-val/masks-$(SETTING).h5 $(BUILD)/kc-refine
+	$(BUILD)/kc-refine --masks $< --dataset voc:$(VOC):$(VAL_SPLIT) --method bs $(REFINE_ARGS) --out $@
+
+$(OUT)/scores/%/val-$(SETTING)-$(REFINE)/summary.csv: $(OUT)/cache/%/voc12-val/masks-$(SETTING)-$(REFINE).h5 $(BUILD)/kc-score
+	$(BUILD)/kc-score --masks $< --voc $(VOC) --split $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt --out $(@D) --network $* --ledger $(LEDGER)
+
 # ---- the attention baseline (BASELINES=attn): class attention, 60 % mass masks, DINO's scoring ----
 $(OUT)/cache/%/voc12-val/attn.h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt $$(call NET_WEIGHTS,$$*)
 	$(BUILD)/kc-extract $(file < $(OUT)/nets/$*.args) --dataset voc:$(VOC):$(VAL_SPLIT) --features attn --out $@
@@ -143,9 +166,38 @@ $(OUT)/results/%/davis17-val/global_results-$(DAVIS_SPLIT).csv: $(OUT)/cache/%/d
 	$(BUILD)/kc-davis --results $(@D) --davis $(DAVIS) --split $(DAVIS_SPLIT) --force
 endif
 
+# ---- the linear probe (kc-probe): tokens at square$(PROBE_SIZE), a head trained on PROBE_TRAIN ----
+# (VOC's augmented set: ImageSets/Segmentation/trainaug.txt, labels in SegmentationClassAug/), its
+# mIoU on VAL_SPLIT.  PROBE_OPTS goes to kc-probe train (--epochs, --batch, --lr, ...).
+PROBE_SIZE   ?= 224
+PROBE_TRAIN  ?= trainaug
+PROBE_OPTS   ?=
+PROBE_SCORES  = $(foreach n,$(NETS),$(OUT)/scores/$(n)/probe$(PROBE_SIZE)/summary.csv)
+# the report's column: the probe scores that exist (make probe makes them)
+PROBE_TABLE_OPTS = $(foreach n,$(NETS),$(if $(wildcard $(OUT)/scores/$(n)/probe$(PROBE_SIZE)/summary.csv),--probe $(n)=$(OUT)/scores/$(n)/probe$(PROBE_SIZE)))
+
+$(OUT)/cache/%/voc12-$(PROBE_TRAIN)/tokens$(PROBE_SIZE).h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(VOC)/ImageSets/Segmentation/$(PROBE_TRAIN).txt $$(call NET_WEIGHTS,$$*)
+	$(BUILD)/kc-extract $(file < $(OUT)/nets/$*.args) --dataset voc:$(VOC):$(PROBE_TRAIN) --policy square$(PROBE_SIZE) --features tokens --out $@
+
+ifneq ($(PROBE_TRAIN),$(VAL_SPLIT))
+$(OUT)/cache/%/voc12-$(VAL_SPLIT)/tokens$(PROBE_SIZE).h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt $$(call NET_WEIGHTS,$$*)
+	$(BUILD)/kc-extract $(file < $(OUT)/nets/$*.args) --dataset voc:$(VOC):$(VAL_SPLIT) --policy square$(PROBE_SIZE) --features tokens --out $@
+endif
+
+$(OUT)/probe/%/head$(PROBE_SIZE).safetensors: $(OUT)/cache/%/voc12-$(PROBE_TRAIN)/tokens$(PROBE_SIZE).h5 $(BUILD)/kc-probe
+	$(BUILD)/kc-probe train --features $< --labels voc:$(VOC):$(PROBE_TRAIN) --out $@ $(PROBE_OPTS)
+
+$(OUT)/scores/%/probe$(PROBE_SIZE)/summary.csv: $(OUT)/probe/%/head$(PROBE_SIZE).safetensors $(OUT)/cache/%/voc12-$(VAL_SPLIT)/tokens$(PROBE_SIZE).h5 $(BUILD)/kc-probe
+	$(BUILD)/kc-probe eval --head $< --features $(word 2,$^) --labels voc:$(VOC):$(VAL_SPLIT) --out $(@D) --network $* --ledger $(LEDGER)
+
+probe: pipeline-check all
+	@$(call PLAN,$(PROBE_SCORES))
+	@$(MAKE) --no-print-directory $(PROBE_SCORES)
+	@for n in $(NETS); do echo "$$n: probe mIoU $$(tail -n 1 $(OUT)/scores/$$n/probe$(PROBE_SIZE)/summary.csv | cut -d, -f1) ($(OUT)/scores/$$n/probe$(PROBE_SIZE)/iou.csv)"; done
+
 # ---- tables --------------------------------------------------------------------------------
 SELECT_SCORES = $(foreach n,$(NETS),$(OUT)/scores/$(n)/select/summary.csv)
-VAL_SCORES    = $(foreach n,$(NETS),$(OUT)/scores/$(n)/val-$(SETTING)/summary.csv)
+VAL_SCORES    = $(foreach n,$(NETS),$(OUT)/scores/$(n)/val-$(SETTING)$(REFINE_SUFFIX)/summary.csv)
 ATTN_SCORES   = $(foreach n,$(ATTN_NETS),$(OUT)/scores/$(n)/val-$(ATTN_SETTING)/summary.csv)
 DAVIS_SCORES  = $(if $(DAVIS),$(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv))
 DAVIS_OPTS    = $(if $(DAVIS),$(foreach n,$(NETS),--davis $(n)=$(OUT)/results/$(n)/davis17-val))
@@ -153,8 +205,8 @@ DAVIS_OPTS    = $(if $(DAVIS),$(foreach n,$(NETS),--davis $(n)=$(OUT)/results/$(
 $(TABLES)/sweep.csv: $(SELECT_SCORES) $(BUILD)/kc-table
 	$(BUILD)/kc-table $(dir $(SELECT_SCORES)) --out $(TABLES) --name sweep --only sweep --ledger $(LEDGER) $(BASELINE_OPTS)
 
-$(TABLES)/report.csv: $(VAL_SCORES) $(ATTN_SCORES) $(DAVIS_SCORES) $(BUILD)/kc-table
-	$(BUILD)/kc-table $(dir $(VAL_SCORES) $(ATTN_SCORES)) --out $(TABLES) --name report --only report --setting $(SETTING) $(DAVIS_OPTS) --ledger $(LEDGER) $(BASELINE_OPTS)
+$(TABLES)/report.csv: $(VAL_SCORES) $(ATTN_SCORES) $(DAVIS_SCORES) $(wildcard $(PROBE_SCORES)) $(BUILD)/kc-table
+	$(BUILD)/kc-table $(dir $(VAL_SCORES) $(ATTN_SCORES)) --out $(TABLES) --name report --only report --setting $(SETTING) $(DAVIS_OPTS) $(PROBE_TABLE_OPTS) --ledger $(LEDGER) $(BASELINE_OPTS)$(if $(REFINE_SUFFIX), --refine $(REFINE))
 
 ifneq ($(SCHEDULER),slurm)   # SCHEDULER=slurm: sweep and demo are those of slurm.mk
 sweep: pipeline-check all
@@ -216,9 +268,10 @@ DAVIS_RESULTS = $(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_resul
 $(FIGURES)/sweep-jaccard.pdf: $(wildcard $(SELECT_SCORES)) $(call FIG_FORCE,$(SELECT_SCORES)) $(call FIG_STAMP,sweep,$(NETS)) $(BUILD)/kc-plot
 	$(BUILD)/kc-plot sweep $(foreach n,$(NETS),--scores $(n)=$(OUT)/scores/$(n)/select) --out $(FIGURES)
 
-$(FIGURES)/curves.pdf: $(wildcard $(VAL_SCORES) $(DAVIS_SCORES)) $(call FIG_FORCE,$(VAL_SCORES) $(DAVIS_SCORES)) $(NETS_INI) $(PUBLISHED) \
-                       $(call FIG_STAMP,curves,$(NETS) $(SETTING) $(DAVIS)) $(BUILD)/kc-plot
-	$(BUILD)/kc-plot curves $(foreach n,$(NETS),--voc $(n)=$(OUT)/scores/$(n)/val-$(SETTING)) $(if $(DAVIS),$(foreach n,$(NETS),--davis $(n)=$(OUT)/results/$(n)/davis17-val)) \
+$(FIGURES)/curves.pdf: $(wildcard $(VAL_SCORES) $(DAVIS_SCORES) $(PROBE_SCORES)) $(call FIG_FORCE,$(VAL_SCORES) $(DAVIS_SCORES)) $(NETS_INI) $(PUBLISHED) \
+                       $(call FIG_STAMP,curves,$(NETS) $(SETTING) $(DAVIS) $(PROBE_TABLE_OPTS)) $(BUILD)/kc-plot
+	$(BUILD)/kc-plot curves $(foreach n,$(NETS),--voc $(n)=$(OUT)/scores/$(n)/val-$(SETTING)$(REFINE_SUFFIX)) $(if $(DAVIS),$(foreach n,$(NETS),--davis $(n)=$(OUT)/results/$(n)/davis17-val)) \
+	  $(PROBE_TABLE_OPTS) \
 	  --nets-ini $(NETS_INI) --published $(PUBLISHED) --setting $(SETTING) --out $(FIGURES)
 
 $(FIGURES)/grid-voc.pdf: $(wildcard $(VAL_MASKS)) $(call FIG_FORCE,$(VAL_MASKS)) $(call FIG_STAMP,grid-voc,$(NETS) $(SETTING) $(VOC) $(FIG_IDS) $(FIG_FIRST)) $(BUILD)/kc-plot
@@ -248,6 +301,9 @@ DEMO_NET  := $(firstword $(DEMO_NETS))
 DEMO_ARGS := NETS="$(DEMO_NETS)" NETS_INI=$(DEMO_NETS_INI) VOC=$(DEMO_DIR)/data/voc DAVIS=$(DEMO_DIR)/data/davis OUT=$(DEMO_DIR) \
              SPLITS=$(DEMO_DIR)/splits LEDGER=$(DEMO_DIR)/ledger.tsv TABLES=$(DEMO_DIR)/tables SELECT_COUNT=16
 
+# the linear probe on the demo's scenes: trained on its train list (a batch of 8: the list is short)
+DEMO_PROBE_ARGS := PROBE_TRAIN=train PROBE_SIZE=224 PROBE_OPTS="--batch 8"
+
 $(DEMO_DIR)/data/voc/ImageSets/Segmentation/train.txt: $(BUILD)/kc-demo-data
 	rm -rf $(DEMO_DIR)/data
 	$(BUILD)/kc-demo-data --out $(DEMO_DIR)/data
@@ -257,6 +313,7 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory $(DEMO_DIR)/data/voc/ImageSets/Segmentation/train.txt
 	@$(MAKE) --no-print-directory $(DEMO_ARGS) $(DEMO_DIR)/tables/sweep.csv
+	@$(MAKE) --no-print-directory $(DEMO_ARGS) $(DEMO_PROBE_ARGS) $(foreach n,$(DEMO_NETS),$(DEMO_DIR)/scores/$(n)/probe224/summary.csv)
 	@set -e; best=$$($(BUILD)/kc-table --print-best $(DEMO_DIR)/scores/$(DEMO_NET)/select); \
 	  setting=$$( [ "$(SETTING)" = best ] && echo $$best || echo $(SETTING) ); \
 	  echo "demo: the selection split chose $$best; reporting $$setting on val"; \

@@ -272,6 +272,14 @@ static int write_dataset(hid_t file, const char *path, hid_t type, const void *d
     hid_t space = H5Screate_simple(rank, hd, NULL);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_obj_track_times(dcpl, 0);
+    /* pixel masks (kc-refine: uint8 at the image's size; patch grids and attention stacks stay
+     * far below 64 Ki values): one deflate chunk, HDF5's built-in filter */
+    hsize_t count = 1;
+    for (int i = 0; i < rank; i++) count *= hd[i];
+    if (H5Tequal(type, H5T_NATIVE_UINT8) > 0 && count > 65536 && count < ((hsize_t)1 << 31)) {
+        H5Pset_chunk(dcpl, rank, hd);
+        H5Pset_deflate(dcpl, 4);
+    }
     hid_t d = H5Dcreate2(file, path, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     H5Pclose(dcpl);
     int rc = 0;

@@ -1,7 +1,7 @@
 /* stages/kc-plot.c — the thesis figures (eval/figures.h) from score files, results and masks.
  *
  *   kc-plot sweep      --scores NET=DIR... --out DIR [--chosen ID] [--prefix sweep]
- *   kc-plot curves     --voc NET=DIR... [--davis NET=DIR]... [--nets-ini FILE] [--published FILE]
+ *   kc-plot curves     --voc NET=DIR... [--davis NET=DIR]... [--probe NET=DIR]... [--nets-ini FILE] [--published FILE]
  *                      [--setting ID] --out DIR [--name curves]
  *   kc-plot voc-grid   --voc ROOT --split SPLIT --setting ID --masks NET=FILE... [--ids A,B,..|--first N]
  *                      --out DIR [--name grid-voc]
@@ -46,7 +46,8 @@ static void usage(int status)
 {
     fprintf(status ? stderr : stdout,
             "usage: kc-plot sweep      --scores NET=DIR... --out DIR [--chosen ID] [--prefix sweep]\n"
-            "       kc-plot curves     --voc NET=DIR... [--davis NET=DIR]... [--nets-ini FILE] [--published FILE]\n"
+            "       kc-plot curves     --voc NET=DIR... [--davis NET=DIR]... [--probe NET=DIR]... [--nets-ini FILE]\n"
+            "                          [--published FILE]\n"
             "                          [--setting ID] --out DIR [--name curves]\n"
             "       kc-plot voc-grid   --voc ROOT --split SPLIT --setting ID --masks NET=FILE...\n"
             "                          [--ids A,B,... | --first N] --out DIR [--name grid-voc]\n"
@@ -386,10 +387,34 @@ static int read_davis_jf(const char *net, const char *dir, double *jf)
     return rc;
 }
 
+/* kc-probe eval's DIR/summary.csv: miou,classes,pixels */
+static int read_probe_miou(const char *net, const char *dir, double *miou)
+{
+    char *path = kc_strfmt("%s/summary.csv", dir);
+    uint8_t *data = NULL;
+    size_t size;
+    int rc = 0;
+    if (!kc_exists(path)) {
+        rc = kc_fail("network %s has no probe score yet: %s does not exist (run make probe first)", net, path);
+    } else if (kc_read_file(path, &data, &size) == 0) {
+        char *l2 = strchr((char *)data, '\n'), *end;
+        if (strncmp((char *)data, "miou,classes,pixels", 19) || !l2) rc = kc_fail("%s: not a kc-probe summary", path);
+        else {
+            *miou = strtod(l2 + 1, &end);
+            if (end == l2 + 1 || !(*miou >= 0 && *miou <= 1)) rc = kc_fail("%s: miou is not a number in [0, 1]", path);
+        }
+    } else {
+        rc = -1;
+    }
+    free(data);
+    free(path);
+    return rc;
+}
+
 static int cmd_curves(int argc, char **argv)
 {
-    named *voc = NULL, *davis = NULL;
-    int n_voc = 0, n_davis = 0;
+    named *voc = NULL, *davis = NULL, *probe = NULL;
+    int n_voc = 0, n_davis = 0, n_probe = 0;
     const char *out = NULL, *nets_ini = "configs/nets.ini", *published = NULL, *setting = NULL, *name = "curves";
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -398,6 +423,7 @@ static int cmd_curves(int argc, char **argv)
         const char *v = argv[++i];
         if (!strcmp(a, "--voc")) parse_named(a, v, &voc, &n_voc);
         else if (!strcmp(a, "--davis")) parse_named(a, v, &davis, &n_davis);
+        else if (!strcmp(a, "--probe")) parse_named(a, v, &probe, &n_probe);
         else if (!strcmp(a, "--out")) out = v;
         else if (!strcmp(a, "--nets-ini")) nets_ini = v;
         else if (!strcmp(a, "--published")) published = v;
@@ -461,6 +487,12 @@ static int cmd_curves(int argc, char **argv)
         if (i == n_voc) kc_die_msg("--davis %s=%s: no --voc scores of network %s", davis[d].name, davis[d].path, davis[d].name);
         if (read_davis_jf(davis[d].name, davis[d].path, &f.points[i].v[FIG_DAVIS_JF]) < 0) kc_die();
     }
+    for (int d = 0; d < n_probe; d++) {
+        int i = 0;
+        while (i < n_voc && strcmp(voc[i].name, probe[d].name)) i++;
+        if (i == n_voc) kc_die_msg("--probe %s=%s: no --voc scores of network %s", probe[d].name, probe[d].path, probe[d].name);
+        if (read_probe_miou(probe[d].name, probe[d].path, &f.points[i].v[FIG_PROBE_MIOU]) < 0) kc_die();
+    }
     ini_file pub = {0};
     if (published) {
         if (ini_load(&pub, published) < 0) kc_die();
@@ -485,7 +517,8 @@ static int cmd_curves(int argc, char **argv)
             for (int m = 0; m < FIG_N_METRICS; m++)
                 if (!strcmp(met->value, fig_metric_key[m])) r->metric = m;
             if (r->metric < 0)
-                kc_die_msg("%s:%d: metric '%s' is not voc_jaccard, voc_corloc or davis_jf", published, met->line, met->value);
+                kc_die_msg("%s:%d: metric '%s' is not voc_jaccard, voc_corloc, davis_jf or probe_miou", published, met->line,
+                           met->value);
             char *end;
             r->value = strtod(val->value, &end);
             if (end == val->value || *end || !(r->value >= 0 && r->value <= 100))
@@ -509,6 +542,7 @@ static int cmd_curves(int argc, char **argv)
     if (published) ini_free(&pub);
     free_named(voc, n_voc);
     free_named(davis, n_davis);
+    free_named(probe, n_probe);
     return 0;
 }
 

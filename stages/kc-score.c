@@ -71,6 +71,7 @@ static void usage(int status)
 
 typedef struct image_gt {
     voc_cells cells;
+    voc_gt px; /* refined pixel masks: the ground truth itself, scored per pixel (voc_score_naive) */
     int ok;
 } image_gt;
 
@@ -182,6 +183,14 @@ typedef struct mask_read {
     int32_t degenerate, knife;
 } mask_read;
 
+/* 1 for a cache of kc-refine: label maps are pixel masks at the original image size, scored with
+ * the pixel-centre rule of a grid as large as the image, which maps each pixel to itself. */
+static int pixel_masks(const cache_reader *r)
+{
+    const char *v = cache_attr(r, "refine");
+    return v && strcmp(v, "none");
+}
+
 static int read_mask(const cache_reader *r, const char *setting, const char *id, int k, mask_read *m)
 {
     char *d = kc_strfmt("/masks/%s/%s", setting, id);
@@ -191,9 +200,10 @@ static int read_mask(const cache_reader *r, const char *setting, const char *id,
     m->degenerate = 0;
     m->knife = -1;
     int rc = cache_read_u8(r, d, &m->labels, &m->rows, &m->cols);
-    if (rc == 0 && (m->rows != r->index.grid[2 * k] || m->cols != r->index.grid[2 * k + 1]))
-        rc = kc_fail("%s: %s is %dx%d, /index/grid says %dx%d", r->path, d, m->cols, m->rows, r->index.grid[2 * k + 1],
-                     r->index.grid[2 * k]);
+    const int32_t *shape = pixel_masks(r) ? r->index.size : r->index.grid;
+    if (rc == 0 && (m->rows != shape[2 * k] || m->cols != shape[2 * k + 1]))
+        rc = kc_fail("%s: %s is %dx%d, /index/%s says %dx%d", r->path, d, m->cols, m->rows,
+                     pixel_masks(r) ? "size (refined pixel masks)" : "grid", shape[2 * k + 1], shape[2 * k]);
     if (rc == 0) rc = cache_read_attr_f32(r, d, "lambda2", v, 64);
     if (rc > 0) m->lambda2 = v[0];
     if (rc >= 0) rc = cache_read_attr_f32(r, d, "eigengap", v, 64);
@@ -428,6 +438,7 @@ static int score_boxes(const char *masks, const char *voc, const char *coco, con
     int patch;
     if (check_cache(&r, ids, n, &policy, &patch) < 0) return -1;
     if (policy != POLICY_NATIVE16) kc_warn("%s: %s masks; the published CorLoc uses native16", masks, voc_policy_name(policy));
+    if (pixel_masks(&r)) policy = POLICY_SQUARE480; /* pixel masks: the identity mapping */
     char **settings;
     int n_settings;
     if (cache_list(&r, "/masks", &settings, &n_settings) < 0) return -1;
@@ -572,6 +583,8 @@ int main(int argc, char **argv)
     kc_policy policy;
     int patch;
     if (check_cache(&r, ids, n, &policy, &patch) < 0) kc_die();
+    const int pixel = pixel_masks(&r);
+    if (pixel) policy = POLICY_SQUARE480; /* pixel masks: the identity mapping */
     char **settings;
     int n_settings;
     if (cache_list(&r, "/masks", &settings, &n_settings) < 0) kc_die();
@@ -597,10 +610,12 @@ int main(int argc, char **argv)
             if (g.h != h || g.w != w)
                 rc = kc_fail("%s: image %s is %dx%d in the masks cache but %dx%d in %s (other images?)", masks,
                              ids[i], w, h, g.w, g.h, voc);
+            else if (pixel) /* per-cell counts of a pixel grid would take 12 bytes a pixel: keep the labels */
+                gt[i].px = g, g.object = NULL;
             else if ((rc = voc_cells_init(&gt[i].cells, g.object, g.h, g.w, g.boxes, g.n_boxes, policy, patch,
                                           r.index.grid[2 * k], r.index.grid[2 * k + 1])) < 0)
                 kc_fail_prefix("%s: image %s", masks, ids[i]);
-            voc_gt_free(&g);
+            if (g.object) voc_gt_free(&g);
         }
         gt[i].ok = rc == 0;
         if (rc < 0) first_error_note(&bad, i);
@@ -626,7 +641,12 @@ int main(int argc, char **argv)
             if (read_mask(&r, settings[s], ids[i], cix[i], &mr[i]) < 0) kc_die();
         /* about a microsecond per mask: serial (a parallel region per setting costs more on a busy
          * machine than the work; the HDF5 reads above dominate anyway) */
-        for (int i = 0; i < n; i++) voc_score_mask(&gt[i].cells, mr[i].labels, &sc[i]);
+        for (int i = 0; i < n; i++)
+            if (pixel)
+                voc_score_naive(gt[i].px.object, gt[i].px.h, gt[i].px.w, gt[i].px.boxes, gt[i].px.n_boxes, policy, patch,
+                                mr[i].labels, mr[i].rows, mr[i].cols, &sc[i]);
+            else
+                voc_score_mask(&gt[i].cells, mr[i].labels, &sc[i]);
         setting_result *o = &res[s];
         o->name = settings[s];
         kc_buf_printf(&o->csv, "id,setting,jaccard,corloc,area,lambda2,eigengap,degenerate,knife_edge\n");
@@ -689,7 +709,10 @@ int main(int argc, char **argv)
     }
     free(res);
     free(settings);
-    for (int i = 0; i < n; i++) voc_cells_free(&gt[i].cells);
+    for (int i = 0; i < n; i++) {
+        voc_cells_free(&gt[i].cells);
+        if (gt[i].px.object) voc_gt_free(&gt[i].px);
+    }
     for (int i = 0; acells && i < n; i++) attn_cells_free(&acells[i]);
     free(acells);
     free(gt);

@@ -1,7 +1,7 @@
 /* stages/kc-table.c — the thesis tables from the score folders of many networks.
  *
  *   kc-table SCORE_DIRS... --out DIR [--name NAME] [--setting ID] [--davis NET=DIR]... [--ledger FILE]
- *            [--only sweep|report] [--baseline NET]...
+ *            [--only sweep|report] [--baseline NET]... [--refine none|crf|bs]
  *
  * Each SCORE_DIR is one network's kc-score output; the network's name is the first line of
  * SCORE_DIR/network when present, else the folder's name.  From every SCORE_DIR/summary.csv:
@@ -24,6 +24,9 @@
  * report row is listed after the networks and labelled (eval/table.h), it is left out of the mean
  * that chooses the setting (unless every network is a baseline), and a baseline scored at one
  * setting only (DINO's attention masks) is reported at that setting whatever the chosen one.
+ * --refine crf|bs names the pixel refinement the report's VOC scores were computed after (kc-refine:
+ * MaskCut's dense CRF, TokenCut's bilateral solver) in their column titles and the macro
+ * \kc<Name>Refine.
  * NAME defaults to "report".  The chosen setting is --setting, else the only setting when there is
  * one, else the setting with the best mean Jaccard over the networks (printed).  Tables show
  * percentages with one decimal; CSVs hold fractions.  Every file is written atomically and is
@@ -44,8 +47,8 @@
 static void usage(int status)
 {
     fprintf(status ? stderr : stdout,
-            "usage: kc-table SCORE_DIRS... --out DIR [--name NAME] [--setting ID] [--davis NET=DIR]...\n"
-            "                [--ledger FILE] [--only sweep|report] [--baseline NET]...\n"
+            "usage: kc-table SCORE_DIRS... --out DIR [--name NAME] [--setting ID] [--davis NET=DIR]... [--probe NET=DIR]...\n"
+            "                [--ledger FILE] [--only sweep|report] [--baseline NET]... [--refine none|crf|bs]\n"
             "       kc-table SCORE_DIRS... --print-best [--baseline NET]...\n"
             "\n"
             "Builds the sweep table (one row per setting, one column pair per network, best in bold)\n"
@@ -54,6 +57,8 @@ static void usage(int status)
             "split's labels were opened according to the ledger (default ./ledger.tsv).\n"
             "--print-best prints the setting with the best mean Jaccard over the networks (the\n"
             "selection rule) and writes nothing.\n"
+            "--refine crf|bs: the VOC scores are of kc-refine's pixel masks; the column titles say which.\n"
+            "--probe NET=DIR: the report gains the column \"Probe mIoU\" (kc-probe eval's DIR/summary.csv).\n"
             "--baseline NET: network NET is a baseline: listed after the networks under a rule and\n"
             "labelled, left out of the setting choice; one with a single setting is reported at it.\n"
             "\n"
@@ -74,6 +79,8 @@ typedef struct net_scores {
     int has_davis;
     double jf, j, f;
     char *davis_file;
+    int has_probe;  /* --probe NET=DIR: the linear probe's mIoU (kc-probe eval's summary.csv) */
+    double probe_miou;
     int baseline;
 } net_scores;
 
@@ -249,6 +256,30 @@ static int read_davis(net_scores *ns, const char *path)
     return rc;
 }
 
+/* DIR/summary.csv of kc-probe eval: miou,classes,pixels */
+static int read_probe(net_scores *ns, const char *dir)
+{
+    char *path = kc_strfmt("%s/summary.csv", dir);
+    uint8_t *data;
+    size_t size;
+    int rc = kc_read_file(path, &data, &size);
+    if (rc == 0) {
+        char *l1 = (char *)data, *l2 = strchr(l1, '\n');
+        if (!l2 || strncmp(l1, "miou,classes,pixels", 19) != 0) {
+            rc = kc_fail("%s: not a kc-probe summary (header miou,classes,pixels)", path);
+        } else {
+            *l2++ = 0;
+            char *v[4];
+            if (split_csv(l2, v, 4) < 3) rc = kc_fail("%s: the values line is short", path);
+            else rc = parse_num(path, 2, v[0], &ns->probe_miou);
+        }
+        free(data);
+    }
+    if (rc == 0) ns->has_probe = 1;
+    free(path);
+    return rc;
+}
+
 static int find_setting(const net_scores *ns, const char *s)
 {
     for (int i = 0; i < ns->n; i++)
@@ -292,10 +323,11 @@ int main(int argc, char **argv)
 {
     kc_set_prog("kc-table");
     kc_set_cmdline(argc, argv);
-    const char *out = NULL, *name = "report", *setting = NULL, *ledger = "ledger.tsv", *only = NULL;
+    const char *out = NULL, *name = "report", *setting = NULL, *ledger = "ledger.tsv", *only = NULL, *refine = "none";
     char **dirs = kc_calloc((size_t)argc, sizeof *dirs), **davis = kc_calloc((size_t)argc, sizeof *davis);
     char **baselines = kc_calloc((size_t)argc, sizeof *baselines);
-    int n_dirs = 0, n_davis = 0, print_best = 0, n_baselines = 0;
+    int n_dirs = 0, n_davis = 0, print_best = 0, n_baselines = 0, n_probe = 0;
+    char **probe = kc_calloc((size_t)argc, sizeof *probe);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
@@ -310,6 +342,10 @@ int main(int argc, char **argv)
             else if (!strcmp(a, "--name")) name = v;
             else if (!strcmp(a, "--setting")) setting = v;
             else if (!strcmp(a, "--ledger")) ledger = v;
+            else if (!strcmp(a, "--refine")) {
+                if (strcmp(v, "none") && strcmp(v, "crf") && strcmp(v, "bs")) kc_die_msg("--refine: none, crf or bs, not '%s'", v);
+                refine = v;
+            }
             else if (!strcmp(a, "--only")) {
                 if (strcmp(v, "sweep") && strcmp(v, "report")) kc_die_msg("--only: 'sweep' or 'report', not '%s'", v);
                 only = v;
@@ -318,6 +354,9 @@ int main(int argc, char **argv)
             else if (!strcmp(a, "--davis")) {
                 if (!strchr(v, '=') || v[0] == '=') kc_die_msg("--davis wants NET=DIR, got '%s'", v);
                 davis[n_davis++] = (char *)v;
+            } else if (!strcmp(a, "--probe")) {
+                if (!strchr(v, '=') || v[0] == '=') kc_die_msg("--probe wants NET=DIR, got '%s'", v);
+                probe[n_probe++] = (char *)v;
             } else kc_die_msg("unknown option %s (see --help)", a);
         } else {
             dirs[n_dirs++] = (char *)a;
@@ -376,6 +415,13 @@ int main(int argc, char **argv)
         char *f = find_davis(eq + 1, 1, &failed);
         if (!f || read_davis(&nets[i], f) < 0) kc_die();
         free(f);
+    }
+    for (int k = 0; k < n_probe; k++) {
+        char *eq = strchr(probe[k], '=');
+        int i = 0;
+        while (i < n_dirs && (strncmp(nets[i].name, probe[k], (size_t)(eq - probe[k])) || nets[i].name[eq - probe[k]])) i++;
+        if (i == n_dirs) kc_die_msg("--probe %s: no score folder of network '%.*s'", probe[k], (int)(eq - probe[k]), probe[k]);
+        if (read_probe(&nets[i], eq + 1) < 0) kc_die();
     }
     for (int k = 0; k < n_baselines; k++) {
         int i = 0;
@@ -504,6 +550,7 @@ int main(int argc, char **argv)
                 free_nets(nets, n_dirs);
                 free(dirs);
                 free(davis);
+                free(probe);
                 free(baselines);
                 return 0;
             }
@@ -511,21 +558,31 @@ int main(int argc, char **argv)
                     n_contenders ? n_contenders : n_dirs, n_contenders && n_baselines ? " (baselines left out)" : "");
         }
     }
-    int n_cols = any_davis ? 5 : 2;
+    int any_probe = 0;
+    for (int i = 0; i < n_dirs; i++) any_probe |= nets[i].has_probe;
+    const int probe_col = any_davis ? 5 : 2;
+    int n_cols = probe_col + any_probe;
     kc_table rp;
     table_init(&rp, "network", "Network", n_cols, n_dirs);
-    table_col(&rp, 0, "voc_jaccard", "VOC Jaccard", 1);
-    table_col(&rp, 1, "voc_corloc", "VOC CorLoc", 1);
+    /* the refinement the VOC masks were scored after, named in the column titles */
+    const char *refine_label = !strcmp(refine, "crf") ? " (MaskCut CRF)" : !strcmp(refine, "bs") ? " (TokenCut BS)" : "";
+    char jac_title[64], cor_title[64];
+    snprintf(jac_title, sizeof jac_title, "VOC Jaccard%s", refine_label);
+    snprintf(cor_title, sizeof cor_title, "VOC CorLoc%s", refine_label);
+    table_col(&rp, 0, "voc_jaccard", jac_title, 1);
+    table_col(&rp, 1, "voc_corloc", cor_title, 1);
     if (any_davis) {
         table_col(&rp, 2, "davis_jf", "DAVIS J&F", 1);
         table_col(&rp, 3, "davis_j", "J-Mean", 1);
         table_col(&rp, 4, "davis_f", "F-Mean", 1);
     }
+    if (any_probe) table_col(&rp, probe_col, "probe_miou", "Probe mIoU", 1);
     if (do_report) {
         kc_buf esc = {0};
         table_latex_escape(&esc, setting);
         macro(&mac, name, NULL, "Setting", esc.s, &seen, &n_seen);
         free(esc.s);
+        if (strcmp(refine, "none")) macro(&mac, name, NULL, "Refine", refine, &seen, &n_seen);
     }
     for (int i = 0; do_report && i < n_dirs; i++) {
         int s = find_setting(&nets[i], setting);
@@ -544,11 +601,12 @@ int main(int argc, char **argv)
             row[3] = nets[i].j;
             row[4] = nets[i].f;
         }
-        const char *metric[5] = {"VocJaccard", "VocCorLoc", "DavisJF", "DavisJ", "DavisF"};
+        if (nets[i].has_probe) row[probe_col] = nets[i].probe_miou;
+        const char *metric[6] = {"VocJaccard", "VocCorLoc", "DavisJF", "DavisJ", "DavisF", "ProbeMIoU"};
         for (int c = 0; c < n_cols; c++) {
             if (isnan(row[c])) continue;
             snprintf(val, sizeof val, "%.1f", 100 * row[c]);
-            macro(&mac, name, nets[i].name, metric[c], val, &seen, &n_seen);
+            macro(&mac, name, nets[i].name, any_probe && c == probe_col ? "ProbeMIoU" : metric[c], val, &seen, &n_seen);
         }
         snprintf(val, sizeof val, "%d", nets[i].images[s]);
         macro(&mac, name, nets[i].name, "VocImages", val, &seen, &n_seen);
@@ -599,6 +657,7 @@ int main(int argc, char **argv)
     free_nets(nets, n_dirs);
     free(dirs);
     free(davis);
+    free(probe);
     free(baselines);
     return 0;
 }

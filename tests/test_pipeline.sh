@@ -25,7 +25,10 @@ if [ -f "$csv" ]; then
   [ -s "$T/tables/demo.md" ] && [ -s "$T/tables/demo.tex" ] && [ -s "$T/tables/demo-sweep.md" ] && ok || bad "demo tables missing"
   ls "$T"/demo/shows/*.png >/dev/null 2>&1 && ok || bad "no overlay pictures"
   # the random-weights baseline (kc-init toy/16) beside color, marked as a baseline
-  grep -Eq '^random,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,baseline$' "$csv" && ok || bad "no random baseline row in $csv: $(cat "$csv")"
+  grep -Eq '^random,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,baseline$' "$csv" && ok || bad "no random baseline row in $csv: $(cat "$csv")"
+  # the linear probe's column (kc-probe on the scenes' class labels), a fraction above zero
+  probe=$(awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i} NR==2{print $h["probe_miou"]}' "$csv")
+  awk -v p="$probe" 'BEGIN{exit !(p > 0 && p <= 1)}' && ok || bad "demo probe mIoU '$probe' (want a fraction in (0, 1])"
   for f in sweep-jaccard sweep-color-corloc curves grid-voc grid-davis; do [ -s "$T/demo/figures/$f.pdf" ] && [ -s "$T/demo/figures/$f.png" ] || bad "demo figure $f missing"; done; ok
   [ "$(grep -c ',color,' "$T/demo/figures/grid-voc.csv")" = 4 ] && ok || bad "grid-voc.csv: $(cat "$T/demo/figures/grid-voc.csv")"
 else

@@ -1,0 +1,105 @@
+# tests/test_refine.sh — kc-refine end to end: parity on the shared photos, the cache it writes,
+# scores of pixel masks against an independent reference, resume, shards, bad input.
+source "$(dirname "$0")/lib.sh"
+R=$BUILD/kc-refine
+T=$(tmpdir test_refine)
+PY=/usr/bin/python3
+have_py() { $PY -c 'import numpy, scipy, PIL, h5py' 2>/dev/null; }
+
+# 1. the CRF and the solver against tests/ref/refine_ref.py on real photos (VOC and a DAVIS frame)
+if [ ! -d "$KC_SHARED_DATA/voc_official" ]; then
+  skip "shared photos absent ($KC_SHARED_DATA): real-photo parity not run"
+elif ! have_py; then
+  skip "$PY without numpy/scipy/PIL/h5py: real-photo parity not run"
+elif $PY tests/ref/refine_ref.py real $T/real "$KC_SHARED_DATA" 2>$T/err && $BUILD/tests/test_refine $T/real >$T/real.out 2>&1; then
+  ok; sed 's/^/  /' $T/real.out | grep -v '^  RESULT'
+else
+  bad "real-photo parity: $(cat $T/err $T/real.out 2>/dev/null | tail -n 20)"
+fi
+
+# 2. a VOC-layout dataset (the demo's generated scenes), colour features, two decoder settings
+$BUILD/kc-demo-data --out $T/data >/dev/null 2>&1 || bad "kc-demo-data"
+V=$T/data/voc SPLIT=$T/data/voc/ImageSets/Segmentation/val.txt
+$BUILD/kc-extract --model color --dataset voc:$V:val --out $T/keys.h5 2>/dev/null || bad "kc-extract"
+$BUILD/kc-decode --features $T/keys.h5 --setting t0.15-bin-mean-corners-n1 --out $T/m1.h5 2>/dev/null || bad "kc-decode"
+$BUILD/kc-decode --features $T/keys.h5 --setting t0.20-bin-mean-seed-n2 --out $T/m2.h5 2>/dev/null || bad "kc-decode n2"
+export SOURCE_DATE_EPOCH=1700000000
+for m in crf bs; do
+  if $R --masks $T/m1.h5 --dataset voc:$V:val --method $m --out $T/$m.h5 2>$T/err; then ok; else bad "kc-refine $m: $(cat $T/err)"; fi
+  if $BUILD/kc-score --masks $T/$m.h5 --voc $V --split $SPLIT --out $T/s-$m --ledger $T/ledger.tsv 2>$T/err; then ok
+  else bad "kc-score on $m pixel masks: $(cat $T/err)"; fi
+  if ! have_py; then skip "no $PY with numpy/h5py: scores of $m masks not checked"
+  elif out=$($PY tests/ref/refine_ref.py score $T/$m.h5 $V $SPLIT $T/s-$m 2>&1); then ok; echo "  $m: $out"
+  else bad "scores of $m masks: $out"; fi
+done
+# provenance: the method, its constants, the input's hash
+inspect=$($BUILD/kc-inspect $T/crf.h5 2>&1)
+in_hash=$($BUILD/kc-inspect $T/m1.h5 2>&1 | awk '$1 == "content_hash" {print $2; exit}')
+if grep -q 'refine.*crf' <<<"$inspect" && grep -q 'gaussian sxy 3 w 7, bilateral sxy 50 srgb 5 w 10' <<<"$inspect" &&
+   [ -n "$in_hash" ] && grep -q "masks_content_hash.*$in_hash" <<<"$inspect"; then ok
+else bad "provenance of crf.h5: $inspect"; fi
+# two rounds: labels 1 and 2 at pixel level; the bs refinement of a two-round cache with TokenCut's step
+if $R --masks $T/m2.h5 --dataset voc:$V:val --method bs --bs-components tokencut --bs-sigmas function-defaults --out $T/bs2.h5 2>$T/err &&
+   $BUILD/kc-score --masks $T/bs2.h5 --voc $V --split $SPLIT --out $T/s-bs2 --ledger $T/ledger.tsv 2>>$T/err; then ok
+else bad "two rounds, TokenCut's component step: $(cat $T/err)"; fi
+if have_py && ! out=$($PY tests/ref/refine_ref.py score $T/bs2.h5 $V $SPLIT $T/s-bs2 2>&1); then bad "scores of bs2: $out"; fi
+
+# 3. resume: stopped after its first piece, the rerun resumes and writes the same bytes
+$R --masks $T/m1.h5 --dataset voc:$V:val --method crf --out $T/resume.h5 2>$T/resume1.err &
+pid=$!
+for _ in $(seq 200); do ls $T/resume.h5.partial/piece-* >/dev/null 2>&1 && break; sleep 0.05; done
+kill -TERM $pid 2>/dev/null; wait $pid; rc=$?
+if [ $rc -eq 143 ] && [ ! -e $T/resume.h5 ]; then ok; else bad "SIGTERM: status $rc, $(cat $T/resume1.err)"; fi
+# the same command line as the clean run, so that the bytes can be compared
+mv $T/crf.h5 $T/crf-clean.h5
+mv $T/resume.h5.partial $T/crf.h5.partial
+if $R --masks $T/m1.h5 --dataset voc:$V:val --method crf --out $T/crf.h5 2>$T/err && grep -q 'resum' $T/err &&
+   cmp -s $T/crf.h5 $T/crf-clean.h5; then ok
+else bad "resumed run: $(cat $T/err); $(cmp $T/crf.h5 $T/crf-clean.h5 2>&1)"; fi
+
+# 4. shards joined by kc-merge give the single run's file
+mv $T/bs.h5 $T/bs-single.h5
+for i in 1 2; do $R --masks $T/m1.h5 --dataset voc:$V:val --method bs --shard $i/2 --out $T/bs-$i.h5 2>/dev/null || bad "shard $i"; done
+if $BUILD/kc-merge $T/bs.h5 $T/bs-1.h5 $T/bs-2.h5 2>$T/err && $R --help >/dev/null &&
+   [ "$($BUILD/kc-inspect $T/bs.h5 2>&1 | grep content_hash)" = "$($BUILD/kc-inspect $T/bs-single.h5 2>&1 | grep content_hash)" ]; then ok
+else bad "kc-merge of two kc-refine shards: $(cat $T/err)"; fi
+
+# 5. bad input: one line naming the file and the problem, exit 1, nothing written
+nothing() { [ ! -e "$1" ] && [ ! -e "$1.partial" ]; }
+check_bad() {
+  local what=$1 re=$2 out=$3; shift 3
+  local err rc
+  err=$("$@" 2>&1 >/dev/null); rc=$?
+  if [ $rc -eq 1 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -Eq -- "$re" <<<"$err" && nothing "$out"; then ok
+  else bad "$what (rc=$rc): $err"; fi
+}
+check_bad "masks from another dataset" "image 2099_[0-9]+ of the masks is not in voc:.*:train" $T/x1.h5 \
+  $R --masks $T/m1.h5 --dataset voc:$V:train --method crf --out $T/x1.h5
+cp -r $V $T/voc2
+first=$(head -n 1 $SPLIT)
+cp $V/JPEGImages/$(sed -n 2p $T/data/voc/ImageSets/Segmentation/train.txt).jpg $T/voc2/JPEGImages/$first.jpg
+$BUILD/kc-demo-data --help >/dev/null 2>&1
+if [ "$(cmp -s $V/JPEGImages/$first.jpg $T/voc2/JPEGImages/$first.jpg; echo $?)" = 1 ]; then
+  # same size scenes: make the replacement another size so that the change can be seen
+  $PY -c "from PIL import Image; Image.open('$T/voc2/JPEGImages/$first.jpg').resize((77, 51)).save('$T/voc2/JPEGImages/$first.jpg')" 2>/dev/null ||
+    convert "$T/voc2/JPEGImages/$first.jpg" -resize 77x51! "$T/voc2/JPEGImages/$first.jpg" 2>/dev/null
+fi
+check_bad "an image changed since" "$first.jpg: is 77x51, but the masks of $first were made from" $T/x2.h5 \
+  $R --masks $T/m1.h5 --dataset voc:$T/voc2:val --method bs --out $T/x2.h5
+check_bad "a constant out of range" "crf-bi-srgb must be in" $T/x3.h5 \
+  $R --masks $T/m1.h5 --dataset voc:$V:val --method crf --crf-bi-srgb 0 --out $T/x3.h5
+check_bad "a negative lambda" "bs-lambda must be in" $T/x3.h5 \
+  $R --masks $T/m1.h5 --dataset voc:$V:val --method bs --bs-lambda -1 --out $T/x3.h5
+check_bad "an unknown method" "refinement 'dense' is not none, crf or bs" $T/x3.h5 \
+  $R --masks $T/m1.h5 --dataset voc:$V:val --method dense --out $T/x3.h5
+check_bad "refined twice" "bs-single.h5: already refined" $T/x4.h5 \
+  $R --masks $T/bs-single.h5 --dataset voc:$V:val --method crf --out $T/x4.h5
+check_bad "a features cache" "keys.h5: .*(masks|format)" $T/x5.h5 \
+  $R --masks $T/keys.h5 --dataset voc:$V:val --method crf --out $T/x5.h5
+if have_py; then
+  cp $T/m1.h5 $T/m-policy.h5
+  $PY -c "import h5py; f = h5py.File('$T/m-policy.h5', 'r+'); f.attrs['policy'] = 'short480'; f.close()"
+  check_bad "masks of another policy" "m-policy.h5: image .* has a 30x30 grid; short480 with patch 16 gives" $T/x6.h5 \
+    $R --masks $T/m-policy.h5 --dataset voc:$V:val --method crf --out $T/x6.h5
+else skip "no h5py: the policy check not run"; fi
+done_tests
