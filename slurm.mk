@@ -5,8 +5,8 @@
 #   make sweep SHARDS=64 SCHEDULER=slurm     writes sbatch job arrays under $(OUT)/slurm/, submits them
 #   make report / davis / demo SCHEDULER=slurm   the same for those goals (report: the best setting
 #                                            is chosen by a job of the graph, the `best` step)
-#   make status                              squeue/sacct view: done, pending (why, in plain words),
-#                                            running, failed, what to resubmit
+#   make status                              squeue/sacct view: done, out of date, pending (why, in
+#                                            plain words), running, failed, what to resubmit
 # Before submitting, each step's request (SLURM_INI) is checked against the cluster's partitions and
 # nodes (configs/slurm-check.sh); what can never run is refused and nothing is queued.
 #
@@ -26,14 +26,17 @@ kc_shards_of = $(foreach k,$(SHARD_IDS),$(1).shards/$(k)-of-$(SHARDS).h5)
 
 # ---- one shard of each stage ---------------------------------------------------------------------
 # ($$$$ survives call and eval as the $$ the secondary expansion of pipeline.mk's rules expects)
+# A network's weights file (NET_WEIGHTS runs configs/net-args.sh) is asked once per network, not
+# once per shard: with hundreds of shards that is most of the time a make takes to start.
+kc_weights = $(if $(filter undefined,$(origin KC_WEIGHTS_$(1))),$(eval KC_WEIGHTS_$(1) := $(call NET_WEIGHTS,$(1))))$(KC_WEIGHTS_$(1))
 define KC_SHARD_RULES
-$(OUT)/cache/%/voc12-select/keys.h5.shards/$(1)-of-$(SHARDS).h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(SELECT_LIST) $$$$(call NET_WEIGHTS,$$$$*)
+$(OUT)/cache/%/voc12-select/keys.h5.shards/$(1)-of-$(SHARDS).h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(SELECT_LIST) $$$$(call kc_weights,$$$$*)
 	$(BUILD)/kc-extract $$$$(cat $(OUT)/nets/$$*.args) --dataset voc:$(VOC):$(SELECT_LIST) --shard $(1)/$(SHARDS) --out $$@
 
-$(OUT)/cache/%/voc12-val/keys.h5.shards/$(1)-of-$(SHARDS).h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt $$$$(call NET_WEIGHTS,$$$$*)
+$(OUT)/cache/%/voc12-val/keys.h5.shards/$(1)-of-$(SHARDS).h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt $$$$(call kc_weights,$$$$*)
 	$(BUILD)/kc-extract $$$$(cat $(OUT)/nets/$$*.args) --dataset voc:$(VOC):$(VAL_SPLIT) --shard $(1)/$(SHARDS) --out $$@
 
-$(OUT)/cache/%/davis17-val/tokens.h5.shards/$(1)-of-$(SHARDS).h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(DAVIS)/ImageSets/2017/$(DAVIS_SPLIT).txt $$$$(call NET_WEIGHTS,$$$$*)
+$(OUT)/cache/%/davis17-val/tokens.h5.shards/$(1)-of-$(SHARDS).h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(DAVIS)/ImageSets/2017/$(DAVIS_SPLIT).txt $$$$(call kc_weights,$$$$*)
 	$(BUILD)/kc-extract $$$$(cat $(OUT)/nets/$$*.args) --dataset davis:$(DAVIS):$(DAVIS_SPLIT) --features $(DAVIS_KIND) --shard $(1)/$(SHARDS) --out $$@
 
 $(OUT)/cache/%/centered.h5.shards/$(1)-of-$(SHARDS).h5: $(OUT)/cache/%/keys.h5 $(BUILD)/kc-center
@@ -75,8 +78,11 @@ endif
 # local run would), after the steps it depends on (--dependency=afterok).  The last step runs the
 # goal itself (SCHEDULER=local), which finds every product made and only scores and tabulates.
 # configs/slurm-submit.sh writes the sbatch scripts into $(OUT)/slurm/round-N/, submits the
-# targets that do not exist yet, and gives up on a target whose last two attempts failed with the
-# same error.  configs/slurm-status.sh is `make status`.
+# targets a local make would remake (one `make -n` with the tasks' variables over the plan: a
+# product older than any input, or downstream of one, is resubmitted; missing shards of an
+# up-to-date merged product are not), and gives up on a target whose last two attempts failed with
+# the same error; when everything is up to date it submits nothing.  configs/slurm-status.sh is
+# `make status` (the same question: a product is done only while it is up to date).
 SLURM_DIR = $(OUT)/slurm
 kc_plan = $(foreach t,$(3),echo "$(1) $(2) $(t)";)
 kc_sel_shards = $(foreach n,$(NETS),$(call kc_shards_of,$(OUT)/cache/$(n)/voc12-select/$(1)))
@@ -116,17 +122,31 @@ slurm-plan:
 	   $(call kc_plan,decode-val,merge-centered$(COMMA)best,$(call kc_if,$(SLURM_REPORT),$(call kc_val_shards,masks-$(KC_SET).h5))) \
 	   $(call kc_plan,merge-val,decode-val,$(call kc_if,$(SLURM_REPORT),$(call kc_val,masks-$(KC_SET).h5))) true; }
 
-# the best setting of the sweep (SETTING=best), for the val masks' tasks: the `best` step's target
-$(KC_BEST_FILE): $(SELECT_SCORES) $(BUILD)/kc-table
+# the best setting of the sweep (SETTING=best), for the val masks' tasks: the `best` step's target,
+# chosen as the goal's final job will choose it: make report from all NETS' selection scores (kind =
+# baseline rows do not choose), make demo from its network's alone (SLURM_BEST_NETS)
+SLURM_BEST_NETS ?=
+KC_BEST_SCORES = $(if $(SLURM_BEST_NETS),$(foreach n,$(SLURM_BEST_NETS),$(OUT)/scores/$(n)/select/summary.csv),$(SELECT_SCORES))
+$(KC_BEST_FILE): $(KC_BEST_SCORES) $(BUILD)/kc-table
 	@mkdir -p $(@D)
-	$(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES)) > $@.tmp && mv $@.tmp $@
+	$(BUILD)/kc-table --print-best $(dir $(KC_BEST_SCORES)) $(if $(SLURM_BEST_NETS),,$(BASELINE_OPTS)) > $@.tmp && mv $@.tmp $@
 
-# Jobs never rebuild the programs (built once before submitting; concurrent tasks would race).
-KC_SLURM_OLD = $(addprefix -o ,$(STAGES) $(LIB))
+# Jobs never rebuild the programs (built once before submitting; concurrent tasks would race): their
+# objects and the library are -o (make ignores their rules), so a program is never remade, but a
+# product older than its program is, as in a local make.  kc-init and kc-demo-data are -o too: they
+# make only what the login node makes before submitting (weights, the demo's data), which a task
+# must never remake (were they rebuilt while jobs run).  The up-to-date question of
+# configs/slurm-submit.sh and make status asks the same make command.
+KC_SLURM_OLD = $(addprefix -o ,$(STAGES:$(BUILD)/%=$(BUILD)/obj/stages/%.o) $(LIB) $(BUILD)/kc-init $(BUILD)/kc-demo-data)
 # The variables a task's make needs: those given on the command line (and by the demo), with
 # SCHEDULER=local.
 KC_SLURM_VARS = $(filter-out SCHEDULER=% SLURM_GOAL=% SLURM_SWEEP=% SLURM_VAL=% SLURM_REPORT=% SLURM_DAVIS=% SLURM_USER_VARS=%,$(MAKEOVERRIDES))
 COMMA := ,
+# The goal's own products, made by the final job (up to date: no final job is needed), and for the
+# demo its copies of the tables in DEMO_TABLES ("from:copy", the copy must be newer)
+KC_FINAL_TARGETS = $(if $(or $(filter sweep demo,$(SLURM_GOAL)),$(and $(filter report,$(SLURM_GOAL)),$(filter best,$(SETTING)))),$(TABLES)/sweep.csv) \
+                   $(if $(filter report demo,$(SLURM_GOAL)),$(TABLES)/report.csv)
+KC_FINAL_COPIES = $(if $(filter demo,$(SLURM_GOAL)),$(TABLES)/report.csv:$(DEMO_TABLES)/demo.csv $(TABLES)/sweep.csv:$(DEMO_TABLES)/demo-sweep.csv)
 
 slurm-submit:
 	@[ "$(SHARDS)" -ge 1 ] 2>/dev/null || { echo "slurm: SHARDS=$(SHARDS) is not a positive number" >&2; exit 2; }
@@ -136,6 +156,8 @@ slurm-submit:
 	@$(MAKE) --no-print-directory -s slurm-plan > $(SLURM_DIR)/plan.tmp && mv $(SLURM_DIR)/plan.tmp $(SLURM_DIR)/plan.txt
 	@KC_SLURM_DIR=$(SLURM_DIR) KC_SLURM_INI=$(SLURM_INI) KC_SLURM_GOAL='$(SLURM_GOAL)' KC_SLURM_BEST=$(KC_BEST_FILE) \
 	  KC_SLURM_MAKE='$(MAKE) -C $(CURDIR) --no-print-directory $(KC_SLURM_OLD) $(KC_SLURM_VARS) SCHEDULER=local' \
+	  KC_SLURM_QUERY='$(MAKE) -C $(CURDIR) --no-print-directory $(KC_SLURM_OLD) $(KC_SLURM_VARS) SCHEDULER=local' \
+	  KC_SLURM_FINAL_TARGETS='$(strip $(KC_FINAL_TARGETS))' KC_SLURM_FINAL_COPIES='$(strip $(KC_FINAL_COPIES))' \
 	  KC_SLURM_FINAL='$(MAKE) -C $(CURDIR) --no-print-directory $(KC_SLURM_OLD) $(SLURM_USER_VARS) SCHEDULER=local $(SLURM_GOAL)' \
 	  configs/slurm-submit.sh
 
@@ -156,7 +178,7 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory $(DEMO_DIR)/data/voc/ImageSets/Segmentation/train.txt
 	@$(MAKE) --no-print-directory $(DEMO_ARGS) SLURM_GOAL=demo SLURM_SWEEP=1 SLURM_VAL=1 SLURM_REPORT=1 SLURM_DAVIS=1 \
-	  $(KC_USER_VARS) slurm-submit
+	  SLURM_BEST_NETS=$(DEMO_NET) $(KC_USER_VARS) slurm-submit
 endif
 
 # make test-slurm: tests/slurm/test_slurm.sh (a two-node cluster on this machine, 3-5 minutes; not
@@ -174,7 +196,8 @@ test-slurm:
 	  [ $$s -eq 0 ] || grep -E '^SKIP' $$log | sed 's/^/    /'; \
 	  echo "$$p passed, $$f failed, $$s skipped (log: $$log)"; [ $$f -eq 0 ]
 
-# make status [OUT=...]  (or DEMO_DIR=... for the demo): what the last submissions did.
+# make status [OUT=...]  (or DEMO_DIR=... for the demo): what the last submissions did, and what is
+# out of date now (the submission's make command asked, as configs/slurm-submit.sh does).
 status:
 	@configs/slurm-status.sh $(OUT)/slurm $(if $(filter-out $(OUT),$(DEMO_DIR)),$(DEMO_DIR)/slurm)
 .PHONY: slurm-plan slurm-submit status test-slurm

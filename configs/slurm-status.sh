@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # configs/slurm-status.sh DIR... — `make status`: for each $(OUT)/slurm folder, the state of every
-# target of the latest round that tried it: done (the product exists), pending / running (squeue),
-# failed / cancelled (sacct when accounting is on, else the log), and what a rerun would resubmit.
-# A pending task gets Slurm's reason in plain words (kc_reason below).
+# target of the latest round that tried it: done (the product exists and is up to date, as a local
+# make sees it), pending / running (squeue), out of date (made, but an input changed since, or an
+# input is out of date: a rerun resubmits it), failed / cancelled (sacct when accounting is on, else
+# the log), and what a rerun would resubmit.  Up to date is asked of make once per folder, with the
+# submission's make command (configs/slurm-submit.sh --out-of-date); a folder of a submission that
+# recorded none is judged by existence.  A pending task gets Slurm's reason in plain words
+# (kc_reason below).
 set -u -o pipefail
 source "$(dirname "$0")/slurm-check.sh"   # kc_target_done
 # kc_reason REASON: squeue's pending reason (%r) in plain words (in REPLY); "never: ..." when it cannot start
@@ -44,20 +48,42 @@ for dir in "$@"; do
   fi
   shown=1
   echo "== $dir ($(wc -w <<<"$rounds") round(s))"
+  # what make would remake (targets as plan.txt names them; @FINAL@: the goal's tables)
+  declare -A stale=()
+  rc=0 ood=$("$(dirname "$0")/slurm-submit.sh" --out-of-date "$dir" 2>&1) || rc=$?
+  case $rc in
+    0) while read -r t; do [ -z "$t" ] || stale[$t]=1; done <<<"$ood" ;;
+    3) ;;
+    *) echo "  (make cannot tell which products are up to date, so existence counts: $(tail -n 1 <<<"$ood"))" ;;
+  esac
   # the latest attempt of each target
   declare -A latest=() jobof=()
   for R in $rounds; do
     while read -r step id; do jobof[$R/$step]=$id; done < "$R/jobs.tsv"
     while read -r step task target log; do latest[$target]="$R $step $task $log"; done < "$R/tasks.tsv"
   done
-  n_done=0 n_run=0 n_pend=0 n_fail=0 n_never=0
+  n_done=0 n_run=0 n_pend=0 n_fail=0 n_never=0 n_stale=0
   while read -r target; do
     read -r R step task log <<<"${latest[$target]}"
     id=${jobof[$R/$step]:-?}
     jt=$id; [ "$step" = final ] || jt=${id}_$task
     st=${q[$jt]:-}
-    if [ "$step" != final ] && kc_target_done "$target"; then state=done; n_done=$((n_done + 1))
-    elif [ "$step" = final ] && [ -z "$st" ] && [ -s "$log" ] && ! grep -qiE 'error|cancelled' "$log"; then state=done; n_done=$((n_done + 1))
+    # made since this attempt was submitted (by it or later: then out of date means an input changed
+    # afterwards; made before it: the attempt did not remake it, its failure is the news)
+    made_since=
+    if [ "$step" = final ]; then
+      [ -z "${stale[@FINAL@]:-}" ] || ! [ -s "$log" ] || grep -qiE 'error|cancelled' "$log" || made_since=1
+    elif [ -n "${stale[$target]:-}" ] && kc_target_done "$target"; then
+      kc_resolve "$target"; ref=$REPLY
+      [ -e "$ref" ] || ref=${ref%.shards/*}
+      [ "$ref" -nt "$R/$step.sbatch" ] && made_since=1
+    fi
+    if [ "$step" != final ] && [ -z "${stale[$target]:-}" ] && kc_target_done "$target"; then state="done"; n_done=$((n_done + 1))
+    elif [ "$step" = final ] && [ -z "${stale[@FINAL@]:-}" ] && [ -z "$st" ] && [ -s "$log" ] && ! grep -qiE 'error|cancelled' "$log"; then
+      state="done"; n_done=$((n_done + 1))
+    elif [ -z "$st" ] && [ -n "$made_since" ]; then
+      state="out of date: older than one of its inputs, or an input is out of date itself (make would remake it); the same make command resubmits it"
+      n_stale=$((n_stale + 1))
     elif [ -n "$st" ]; then
       state=${st,,}
       if [ "$state" = running ]; then n_run=$((n_run + 1))
@@ -81,17 +107,20 @@ for dir in "$@"; do
     disp=$target; [ "$step" = final ] || ! kc_resolve "$target" || disp=$REPLY
     printf '  %-16s %-16s %s\n' "$step#$task" "${state%%:*}" "$disp"
     case $state in
-      pending:*) printf '                     %s\n' "${state#*: }" ;;
+      pending:*|out\ of\ date:*) printf '                     %s\n' "${state#*: }" ;;
       *:*) printf '                     %s\n                     log: %s\n' "${state#*: }" "$log" ;;
     esac
   done < <(printf '%s\n' "${!latest[@]}" | LC_ALL=C sort)
-  echo "  done $n_done, running $n_run, pending $n_pend, failed or not run $n_fail"
+  echo "  done $n_done, running $n_run, pending $n_pend, failed or not run $n_fail$([ "$n_stale" = 0 ] || echo ", out of date $n_stale")"
   if [ "$n_never" -gt 0 ]; then
     echo "  $n_never task(s) can never start as submitted: cancel them (scancel <jobid>), fix their step in the resource file (SLURM_INI) and run the same make command again"
   fi
   if [ "$n_fail" -gt 0 ] && [ "$n_run" -eq 0 ] && [ "$n_pend" -eq 0 ]; then
     echo "  to resubmit the missing ones: run the same 'make ... SCHEDULER=slurm' command again"
   fi
-  unset q acct latest jobof reason
+  if [ "$n_stale" -gt 0 ] && [ "$n_run" -eq 0 ] && [ "$n_pend" -eq 0 ]; then
+    echo "  $n_stale out of date (an input changed after they were made): the same 'make ... SCHEDULER=slurm' command resubmits them and what depends on them"
+  fi
+  unset q acct latest jobof reason stale
 done
 [ "$shown" = 1 ] || echo "status: no SCHEDULER=slurm submission under $* (OUT=... or DEMO_DIR=... selects another)"

@@ -11,7 +11,12 @@
 #     task cancelled while it runs; `make status` names it with its log; the rerun resubmits exactly
 #     that task (plus the merge and final jobs); the tables are byte-identical to plain make demo;
 #     no shard file is left after the verified merges; the extract shards ran on both nodes;
-#     make davis SCHEDULER=slurm SHARDS=2 KEEP_SHARDS=1 gives plain make demo's J&F, shards kept.
+#     make davis SCHEDULER=slurm SHARDS=2 KEEP_SHARDS=1 gives plain make demo's J&F, shards kept;
+#     up to date as make means it: after make demo SCHEDULER=slurm SHARDS=2 (networks color and
+#     random), a rerun submits nothing; `touch` of random's weights: make status reports random's
+#     targets (and the final job) out of date and color's done, the rerun submits exactly random's
+#     targets and the final job, the tables keep their values but are rewritten, color's caches,
+#     scores and results are not (mtimes), and the next rerun submits nothing again.
 # SKIP (never FAIL) for part 2 when no cluster can run here.
 source "$(dirname "$0")/../lib.sh"
 T=$(tmpdir slurm)
@@ -168,6 +173,10 @@ PATH=$F/bin:$PATH $M demo SCHEDULER=slurm SHARDS=2 SLURM_INI=tests/slurm/test.in
   && ok || bad "demo steps: $(steps_of "$T/dd")"
 grep -q 'masks-@BEST@.h5.shards/2-of-2.h5' "$T/dd/slurm/round-1/decode-val.sbatch" && grep -q 'set -- SETTING=$best' "$T/dd/slurm/round-1/decode-val.sbatch" \
   && ok || bad "decode-val does not read the best setting in its job"
+# the tasks never rebuild a program but compare its time as a local make does: -o for the objects
+# and the library, not for the stages' programs (-o kc-decode would keep a product older than it)
+grep -q -- "-o $BUILD/obj/stages/kc-decode.o .*-o $BUILD/libkeycut.a " "$T/dd/slurm/round-1/decode.sbatch" \
+  && ! grep -q -- "-o $BUILD/kc-decode " "$T/dd/slurm/round-1/decode.sbatch" && ok || bad "decode's make: not -o for the objects only"
 PATH=$F/bin:$PATH $M report SCHEDULER=slurm "${G[@]}" OUT="$T/f1" >/dev/null 2>&1
 [ "$(steps_of "$T/f1")" = "extract merge-features center merge-centered decode merge-masks best decode-val merge-val final" ] \
   && ok || bad "report steps: $(steps_of "$T/f1")"
@@ -198,6 +207,15 @@ echo "plain make demo: $((SECONDS - t0)) s"
 R=(VOC="$T/d1/data/voc" DAVIS="$T/d1/data/davis" NETS=color SELECT_COUNT=16 SHARDS=4 OUT="$T/rs" SPLITS="$T/rs/splits"
    TABLES="$T/rs/tables" LEDGER="$T/rs/ledger.tsv")
 
+# a program of $BUILD rebuilt since the stamp $1 (another make in this tree, or a source edited and
+# `make all` run by a goal): every product made before is out of date then, as for plain make, and
+# the checks of what is resubmitted are skipped with the reason
+rebuilt_since() { [ -n "$(find "$BUILD" -maxdepth 1 \( -name 'kc-*' -o -name libkeycut.a \) -newer "$1" 2>/dev/null)" ]; }
+rebuilt_why="programs in $BUILD were rebuilt during the test (another make in this tree), so everything is out of date"
+uptodate() { # STAMP RC WHAT: ok when RC is 0, else bad WHAT, or skipped when a program was rebuilt since STAMP
+  if [ "$2" = 0 ]; then ok; elif rebuilt_since "$1"; then skip "$rebuilt_why: not checked: ${3%%:*}"; else bad "$3"; fi
+}
+touch "$T/t-start"
 wait_idle() { # until no job is queued on the test cluster (at most $1 s)
   for _ in $(seq "$1"); do [ -z "$(squeue -h 2>/dev/null)" ] && return 0; sleep 1; done; return 1
 }
@@ -256,8 +274,8 @@ $M report SCHEDULER=slurm "${R[@]}" SLURM_INI=tests/slurm/test.ini >"$T/submit2.
 cat "$T/submit2.log"
 steps=$(awk '{print $1}' "$T"/rs/slurm/round-2/tasks.tsv | paste -sd' ')
 if [ -n "$raced" ]; then skip "round 2 resubmission not checked: nothing was cancelled"; else
-[ "$steps" = "decode-val merge-val final" ] && grep -q "^decode-val 1 .*masks-@BEST@.h5.shards/$want-of-4.h5 " "$T/rs/slurm/round-2/tasks.tsv" && ok \
-  || bad "round 2 resubmitted: $(cut -d' ' -f1-3 "$T/rs/slurm/round-2/tasks.tsv" | tr '\n' ';')"
+[ "$steps" = "decode-val merge-val final" ] && grep -q "^decode-val 1 .*masks-@BEST@.h5.shards/$want-of-4.h5 " "$T/rs/slurm/round-2/tasks.tsv"
+uptodate "$T/t-start" $? "round 2 resubmitted: $(cut -d' ' -f1-3 "$T/rs/slurm/round-2/tasks.tsv" | tr '\n' ';')"
 fi
 wait_idle 150 || bad "round 2 jobs still queued"
 echo "round 2: $((SECONDS - t0)) s"
@@ -298,4 +316,80 @@ done
 [ "$(ls "$T/dv/cache/color/davis17-val/tokens.h5.shards" | wc -l)" = 2 ] && ok || bad "KEEP_SHARDS=1: the 2 token shards are not kept"
 grep -q "^color: " "$T/dv/slurm/round-1/logs/final.log" && ok \
   || bad "make davis's final job printed no result: $(tail -n 2 "$T/dv/slurm/round-1/logs/final.log")"
+
+# up to date as make means it: make demo through Slurm (networks color and random), then random's
+# weights touched (kc-init made them under $(OUT)/nets/: the same seed, so the same numbers)
+t0=$SECONDS
+touch "$T/t-demo"
+D2=(DEMO_DIR="$T/d2" DEMO_TABLES="$T/t2" SHARDS=2 SLURM_INI=tests/slurm/test.ini)
+$M demo SCHEDULER=slurm "${D2[@]}" >"$T/submit4.log" 2>&1 && ok || bad "make demo SCHEDULER=slurm submit failed: $(tail -n 3 "$T/submit4.log")"
+wait_idle 200 || bad "make demo jobs still queued"
+echo "make demo through Slurm: $((SECONDS - t0)) s"
+S2=$T/d2/slurm
+$M status DEMO_DIR="$T/d2" > "$T/status4.txt"
+grep -q "failed or not run 0$" "$T/status4.txt" && [ -f "$T/t2/demo.csv" ] && ok || bad "make demo SCHEDULER=slurm: $(tail -n 1 "$T/status4.txt")"
+# the best step chose as the demo's final job does (its network alone): no val decoding in the final job
+[ "$(cat "$T/d2/tables/sweep-best.txt")" = "$("$BUILD"/kc-table --print-best "$T/d2/scores/color/select")" ] \
+  && ! grep -q 'kc-decode' "$S2/round-1/logs/final.log" && ok || bad "the best step chose another setting than make demo: $(cat "$T/d2/tables/sweep-best.txt")"
+# nothing changed: nothing submitted
+nothing="slurm: nothing to submit: every product of 'demo' is up to date (newer than all its inputs, as make sees them)"
+out=$($M demo SCHEDULER=slurm "${D2[@]}" 2>&1)
+[ "$out" = "$nothing" ] && [ ! -d "$S2/round-2" ] && [ -z "$(squeue -h)" ]
+uptodate "$T/t-demo" $? "an unchanged make demo submitted: $out"
+wait_idle 200 || bad "make demo jobs still queued"
+last=$(ls -d "$S2"/round-* | sed 's/.*round-//' | sort -n | tail -n 1)
+w=$T/d2/nets/random.safetensors
+[ -f "$w" ] && ok || bad "no weights file of random: $(ls "$T/d2/nets")"
+snap() { find "$T/d2/cache" "$T/d2/scores" "$T/d2/results" "$T/d2/tables" "$T/t2" -type f -printf '%p %T@\n' | LC_ALL=C sort; }
+snap > "$T/mtimes0"; cp -a "$T/d2/tables" "$T/tables0"
+sleep 1; touch "$w"
+# make status: random's targets and the final job out of date, in plain words; color's done
+$M status DEMO_DIR="$T/d2" > "$T/status5.txt"
+echo "--- make status after touching $w (random's first target, the last lines):"
+grep -m 1 -A 1 "out of date  .*/random/" "$T/status5.txt"; tail -n 2 "$T/status5.txt"
+n_r=$(awk '$3 ~ /\/random\//' "$S2/plan.txt" | wc -l); n_all=$(wc -l < "$S2/plan.txt")
+st_r=$(grep -E '^  [a-z-]+#[0-9]+ ' "$T/status5.txt" | awk '$NF ~ /\/random\// || $NF == "demo"' | grep -vc '^  [^ ]*  *out of date  ')
+st_c=$(grep -E '^  [a-z-]+#[0-9]+ ' "$T/status5.txt" | awk '$NF !~ /\/random\// && $NF != "demo"' | grep -vc '^  [^ ]*  *done  ')
+why="older than one of its inputs, or an input is out of date itself (make would remake it); the same make command resubmits it"
+[ "$st_r" = 0 ] && [ "$st_c" = 0 ] && [ "$(grep -c "^                     $why$" "$T/status5.txt")" = $((n_r + 1)) ] \
+  && grep -q "^  done $((n_all - n_r)), running 0, pending 0, failed or not run 0, out of date $((n_r + 1))$" "$T/status5.txt"
+uptodate "$T/t-demo" $? "make status after touching random's weights: $st_r random line(s) not out of date, $st_c other(s) not done: $(tail -n 2 "$T/status5.txt" | paste -sd' ')"
+# the rerun: exactly random's targets (extraction, merges, centring, decoding, propagation, J&F) and
+# the final job (scores, tables); no job of color, not the best step (chosen from color alone)
+t0=$SECONDS
+$M demo SCHEDULER=slurm "${D2[@]}" >"$T/submit5.log" 2>&1 || bad "make demo resubmit failed: $(tail -n 3 "$T/submit5.log")"
+head -n 1 "$T/submit5.log"
+R2=$S2/round-$((last + 1))
+got=$(awk '{print $1, $3}' "$R2/tasks.tsv" 2>/dev/null | LC_ALL=C sort)
+want=$( { awk '$3 ~ /\/random\// {print $1, $3}' "$S2/plan.txt"; echo "final demo"; } | LC_ALL=C sort)
+[ -n "$got" ] && [ "$got" = "$want" ]
+uptodate "$T/t-demo" $? "after touching random's weights, the rerun is not random's targets + final: $(diff <(echo "$want") <(echo "$got") | head -n 6 | paste -sd';')"
+echo "rerun of make demo: $(awk '{print $1}' "$R2/jobs.tsv" 2>/dev/null | paste -sd' ')"
+wait_idle 200 || bad "the rerun of make demo still queued"
+echo "rerun of make demo: $((SECONDS - t0)) s"
+$M status DEMO_DIR="$T/d2" | grep -q "failed or not run 0$" && ok || bad "make status after the rerun of make demo: $($M status DEMO_DIR="$T/d2" | tail -n 2 | paste -sd' ')"
+# what was rewritten: random's products and the tables; color's caches, scores, results: not
+snap > "$T/mtimes1"
+changed=$(LC_ALL=C join "$T/mtimes0" "$T/mtimes1" | awk '$2 != $3 {print $1}')
+c_changed=$(grep -c "^$T/d2/[a-z]*/color/" <<<"$changed"); r_made=$(grep -c "^$T/d2/cache/random/.*\.h5$" <<<"$changed")
+r_all=$(grep -c "^$T/d2/cache/random/.*\.h5 " "$T/mtimes0")
+echo "rewritten: $(grep -c . <<<"$changed") files ($r_made of random's $r_all caches, $c_changed of color's files)"
+[ "$c_changed" = 0 ] && [ "$r_made" = "$r_all" ] && [ "$r_all" -ge 7 ] && grep -q "^$T/d2/results/random/davis17-val/global_results-val.csv$" <<<"$changed" \
+  && grep -q "^$T/d2/scores/random/select/summary.csv$" <<<"$changed" && ! grep -q "sweep-best.txt" <<<"$changed"
+uptodate "$T/t-demo" $? "rewritten: $c_changed of color's files (0 expected), $r_made of random's $r_all caches (all, at least 7): $(grep /color/ <<<"$changed" | head -n 3 | paste -sd' ')"
+# the tables: rewritten, every row the same (random's too: the same weights, the same numbers)
+nt=0 same=0 newer=0
+for f in "$T"/tables0/*.csv "$T"/tables0/*.md; do
+  b=$(basename "$f"); nt=$((nt + 1))
+  cmp -s "$f" "$T/d2/tables/$b" && same=$((same + 1)) || diff "$f" "$T/d2/tables/$b" | head -n 4
+  [ "$T/d2/tables/$b" -nt "$w" ] && newer=$((newer + 1))
+done
+echo "tables after the rerun: $nt files, $same with the same rows, $newer rewritten"
+[ "$nt" -ge 4 ] && [ "$same" = "$nt" ] && [ "$newer" = "$nt" ] && [ "$T/t2/demo.csv" -nt "$w" ] && cmp -s "$T/d2/tables/report.csv" "$T/t2/demo.csv" \
+  && ok || bad "tables after touching random's weights: $same of $nt the same, $newer of $nt rewritten"
+# and again nothing changed: nothing submitted
+out=$($M demo SCHEDULER=slurm "${D2[@]}" 2>&1)
+[ "$out" = "$nothing" ] && [ ! -d "$S2/round-$((last + 2))" ] && [ -z "$(squeue -h)" ]
+uptodate "$T/t-demo" $? "make demo after the rerun submitted again: $out"
+wait_idle 200 || bad "make demo jobs still queued"
 done_tests
