@@ -45,14 +45,14 @@ static void ids_put(id_table *t, int64_t k, int32_t v)
     *s = v;
 }
 
-static int32_t ids_get(const id_table *t, int64_t k)
-{
-    return *ids_slot(t, k);
-}
+typedef struct hash_id {
+    int64_t hash;
+    int32_t id;
+} hash_id;
 
-static int cmp_i64(const void *a, const void *b)
+static int cmp_hash_id(const void *a, const void *b)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    int64_t x = ((const hash_id *)a)->hash, y = ((const hash_id *)b)->hash;
     return (x > y) - (x < y);
 }
 
@@ -60,7 +60,7 @@ static int cmp_i64(const void *a, const void *b)
 typedef struct bs_grid {
     int n_pix, n_vert;
     int32_t *vert;   /* (n_pix): the vertex of each pixel */
-    int32_t *nbr;    /* (n_vert, DIM, 2): vertex at -1 and +1 along each axis, -1 none */
+    int32_t *nbr;    /* (n_vert, DIM, 2): vertex at -1 and +1 along each axis, n_vert none */
 } bs_grid;
 
 static void grid_free(bs_grid *g)
@@ -76,11 +76,16 @@ static int grid_build(bs_grid *g, const bs_params *p, const uint8_t *rgb, int w,
     const double step[DIM] = {1, 255, 255.0 * 255, 255.0 * 255 * 255, 255.0 * 255 * 255 * 255};
     const size_t n = (size_t)w * h;
     g->n_pix = (int)n;
-    int64_t *hash = kc_malloc(n * sizeof *hash);
+    /* each pixel's first-appearance id (a run of pixels in one cell skips the table), then the ids
+     * renumbered in hash order */
+    g->vert = kc_malloc(n * sizeof *g->vert);
     id_table t;
     ids_init(&t, 4096);
-    int64_t *uniq = NULL;
+    int64_t *uniq = NULL, prev_hv = 0;
     size_t n_uniq = 0, cap_uniq = 0;
+    int32_t prev_id = -1;
+    int64_t *cell_x = kc_malloc((size_t)w * sizeof *cell_x); /* the spatial cell of each column */
+    for (int x = 0; x < w; x++) cell_x[x] = (int64_t)((double)x / p->sigma_spatial);
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
             size_t i = (size_t)y * w + x;
@@ -92,12 +97,15 @@ static int grid_build(bs_grid *g, const bs_params *p, const uint8_t *rgb, int w,
                 a = fma((double)c[2], M[k][2], a);
                 yuv[k] = a + offset[k];
             }
-            int64_t co[DIM] = {(int64_t)((double)x / p->sigma_spatial), (int64_t)((double)y / p->sigma_spatial),
+            int64_t co[DIM] = {cell_x[x], (int64_t)((double)y / p->sigma_spatial),
                                (int64_t)(yuv[0] / p->sigma_luma), (int64_t)(yuv[1] / p->sigma_chroma),
                                (int64_t)(yuv[2] / p->sigma_chroma)};
             int64_t hv = 0;
             for (int k = 0; k < DIM; k++) hv += co[k] * (int64_t)step[k];
-            hash[i] = hv;
+            if (prev_id >= 0 && hv == prev_hv) {
+                g->vert[i] = prev_id;
+                continue;
+            }
             int32_t *s = ids_slot(&t, hv);
             if (*s < 0) {
                 if (2 * (n_uniq + 1) > t.cap) {
@@ -118,39 +126,51 @@ static int grid_build(bs_grid *g, const bs_params *p, const uint8_t *rgb, int w,
                 *s = (int32_t)n_uniq;
                 uniq[n_uniq++] = hv;
             }
+            g->vert[i] = prev_id = *s;
+            prev_hv = hv;
         }
+    free(cell_x);
     /* vertices in hash order, as np.unique gives them */
-    qsort(uniq, n_uniq, sizeof *uniq, cmp_i64);
-    for (size_t u = 0; u < n_uniq; u++) ids_put(&t, uniq[u], (int32_t)u);
+    hash_id *order = kc_malloc((n_uniq ? n_uniq : 1) * sizeof *order);
+    int32_t *renum = kc_malloc((n_uniq ? n_uniq : 1) * sizeof *renum);
+    for (size_t u = 0; u < n_uniq; u++) order[u] = (hash_id){uniq[u], (int32_t)u};
+    qsort(order, n_uniq, sizeof *order, cmp_hash_id);
+    for (size_t u = 0; u < n_uniq; u++) {
+        uniq[u] = order[u].hash;
+        renum[order[u].id] = (int32_t)u;
+    }
+    for (size_t i = 0; i < n; i++) g->vert[i] = renum[g->vert[i]];
+    free(order);
+    free(renum);
     g->n_vert = (int)n_uniq;
-    g->vert = kc_malloc(n * sizeof *g->vert);
-    for (size_t i = 0; i < n; i++) g->vert[i] = ids_get(&t, hash[i]);
+    /* neighbours: uniq is sorted, so uniq[u] -+ step[k] over u is sorted too, and each axis's
+     * look-ups are one merge of the two sequences */
     g->nbr = kc_malloc(n_uniq * DIM * 2 * sizeof *g->nbr);
-    for (size_t u = 0; u < n_uniq; u++)
-        for (int k = 0; k < DIM; k++) {
-            g->nbr[(u * DIM + k) * 2 + 0] = ids_get(&t, uniq[u] - (int64_t)step[k]);
-            g->nbr[(u * DIM + k) * 2 + 1] = ids_get(&t, uniq[u] + (int64_t)step[k]);
+    for (int k = 0; k < DIM; k++)
+        for (int sd = 0; sd < 2; sd++) {
+            const int64_t delta = sd ? (int64_t)step[k] : -(int64_t)step[k];
+            size_t j = 0;
+            for (size_t u = 0; u < n_uniq; u++) {
+                const int64_t want = uniq[u] + delta;
+                while (j < n_uniq && uniq[j] < want) j++;
+                g->nbr[(u * DIM + k) * 2 + sd] = j < n_uniq && uniq[j] == want ? (int32_t)j : (int32_t)n_uniq;
+            }
         }
-    free(hash);
     free(uniq);
     free(t.key);
     free(t.val);
     return 0;
 }
 
-/* out = B x: 2 DIM x, then each axis's neighbour sum added in axis order. */
+/* out = B x: 2 DIM x, then each axis's neighbour sum x[a] + x[b] (the row of the sparse [1 0 1]
+ * matrix) added in axis order.  x has n_vert + 1 entries, x[n_vert] = 0 standing for an absent
+ * neighbour: o + (x[a] + 0) and o + (0 + 0) are the sums SciPy forms without the absent terms. */
 static void grid_blur(const bs_grid *g, const double *x, double *out)
 {
-    for (int v = 0; v < g->n_vert; v++) {
+    const int32_t *nb = g->nbr;
+    for (int v = 0; v < g->n_vert; v++, nb += 2 * DIM) {
         double o = 2.0 * DIM * x[v];
-        for (int k = 0; k < DIM; k++) {
-            int32_t a = g->nbr[((size_t)v * DIM + k) * 2], b = g->nbr[((size_t)v * DIM + k) * 2 + 1];
-            /* the row of the sparse [1 0 1] matrix, columns in ascending order */
-            if (a >= 0 && b >= 0) o = o + (a < b ? x[a] + x[b] : x[b] + x[a]);
-            else if (a >= 0) o = o + x[a];
-            else if (b >= 0) o = o + x[b];
-            else o = o + 0.0;
-        }
+        for (int k = 0; k < DIM; k++) o = o + (x[nb[2 * k]] + x[nb[2 * k + 1]]);
         out[v] = o;
     }
 }
@@ -167,11 +187,6 @@ typedef struct col_val {
     int32_t col;
     double val;
 } col_val;
-
-static int cmp_col(const void *a, const void *b)
-{
-    return (((const col_val *)a)->col > ((const col_val *)b)->col) - (((const col_val *)a)->col < ((const col_val *)b)->col);
-}
 
 static void matvec(const sparse_rows *A, const double *x, double *y)
 {
@@ -201,6 +216,7 @@ struct bs_solver {
     bs_grid g;
     sparse_rows A;
     double *ws, *minv; /* (n_vert) */
+    double *work;      /* (7, n_vert): bs_run's vectors, allocated once */
 };
 
 int bs_init(bs_solver **out, const bs_params *p, const uint8_t *rgb, int w, int h)
@@ -217,8 +233,9 @@ int bs_init(bs_solver **out, const bs_params *p, const uint8_t *rgb, int w, int 
     const int nv = g->n_vert;
     const size_t npx = (size_t)w * h;
     /* bistochastisation */
-    double *m = kc_calloc((size_t)nv, sizeof *m), *nn = kc_malloc((size_t)nv * sizeof *nn);
+    double *m = kc_calloc((size_t)nv, sizeof *m), *nn = kc_malloc(((size_t)nv + 1) * sizeof *nn);
     double *tmp = kc_malloc((size_t)nv * sizeof *tmp);
+    nn[nv] = 0; /* the absent neighbour */
     for (size_t i = 0; i < npx; i++) m[g->vert[i]] += 1.0;
     for (int v = 0; v < nv; v++) nn[v] = 1.0;
     for (int it = 0; it < p->bistoch_iters; it++) {
@@ -247,9 +264,14 @@ int bs_init(bs_solver **out, const bs_params *p, const uint8_t *rgb, int w, int 
         for (int a = 0; a < DIM; a++)
             for (int sd = 0; sd < 2; sd++) {
                 int32_t u = g->nbr[((size_t)v * DIM + a) * 2 + sd];
-                if (u >= 0) row[k++] = (col_val){u, p->lambda * (0.0 - nn[v] * nn[u])};
+                if (u < nv) row[k++] = (col_val){u, p->lambda * (0.0 - nn[v] * nn[u])};
             }
-        qsort(row, (size_t)k, sizeof *row, cmp_col);
+        for (int i = 1; i < k; i++) /* columns ascending (they are distinct) */
+            for (int j = i; j > 0 && row[j - 1].col > row[j].col; j--) {
+                col_val sw = row[j];
+                row[j] = row[j - 1];
+                row[j - 1] = sw;
+            }
         A->start[v] = e;
         for (int j = 0; j < k; j++) {
             A->col[e] = row[j].col;
@@ -257,6 +279,7 @@ int bs_init(bs_solver **out, const bs_params *p, const uint8_t *rgb, int w, int 
         }
     }
     A->start[nv] = e;
+    s->work = kc_malloc((size_t)7 * (nv ? nv : 1) * sizeof *s->work);
     free(m);
     free(nn);
     free(tmp);
@@ -269,7 +292,7 @@ int bs_vertices(const bs_solver *s)
     return s->g.n_vert;
 }
 
-void bs_run(const bs_solver *s, const double *target, double *out, bs_stats *st)
+void bs_run(bs_solver *s, const double *target, double *out, bs_stats *st)
 {
     const bs_params *p = &s->p;
     const bs_grid *g = &s->g;
@@ -277,12 +300,10 @@ void bs_run(const bs_solver *s, const double *target, double *out, bs_stats *st)
     const size_t npx = (size_t)g->n_pix;
     memset(st, 0, sizeof *st);
     st->vertices = nv;
-    double *b = kc_calloc((size_t)nv, sizeof *b), *tmp = kc_malloc((size_t)nv * sizeof *tmp);
+    double *b = s->work, *tmp = b + nv, *y = tmp + nv, *r = y + nv, *z = r + nv, *pp = z + nv, *q = pp + nv;
+    memset(b, 0, (size_t)nv * sizeof *b);
     for (size_t i = 0; i < npx; i++) b[g->vert[i]] += target[i] * p->confidence;
     /* conjugate gradients, SciPy 1.10's cg with atol = "legacy" */
-    double *y = kc_malloc((size_t)nv * sizeof *y), *r = kc_malloc((size_t)nv * sizeof *r);
-    double *z = kc_malloc((size_t)nv * sizeof *z), *pp = kc_malloc((size_t)nv * sizeof *pp);
-    double *q = kc_malloc((size_t)nv * sizeof *q);
     for (int v = 0; v < nv; v++) y[v] = b[v] / s->ws[v];
     matvec(&s->A, y, tmp);
     for (int v = 0; v < nv; v++) r[v] = tmp[v] - b[v];
@@ -323,13 +344,6 @@ void bs_run(const bs_solver *s, const double *target, double *out, bs_stats *st)
             }
     }
     for (size_t i = 0; i < npx; i++) out[i] = y[g->vert[i]];
-    free(b);
-    free(tmp);
-    free(y);
-    free(r);
-    free(z);
-    free(pp);
-    free(q);
 }
 
 void bs_free(bs_solver *s)
@@ -341,6 +355,7 @@ void bs_free(bs_solver *s)
     free(s->A.val);
     free(s->ws);
     free(s->minv);
+    free(s->work);
     free(s);
 }
 

@@ -48,7 +48,8 @@ typedef struct bs_stats {
 typedef struct bs_solver bs_solver;
 int bs_init(bs_solver **s, const bs_params *p, const uint8_t *rgb, int w, int h);
 int bs_vertices(const bs_solver *s);
-void bs_run(const bs_solver *s, const double *target, double *out, bs_stats *st);
+/* One solve; no allocation (its vectors live in s: one thread per solver). */
+void bs_run(bs_solver *s, const double *target, double *out, bs_stats *st);
 void bs_free(bs_solver *s);
 /* bs_init + bs_run + bs_free.  rgb: (h, w, 3); target, out: (h, w).  Errors: sigmas <= 0, ... */
 int bs_solve(const bs_params *p, const uint8_t *rgb, int w, int h, const double *target, double *out, bs_stats *st);

@@ -27,18 +27,25 @@
 #define KC_CRF_H
 #include <stdint.h>
 
-/* The lattice over N points of d-dimensional features. */
+/* The lattice over N points of d-dimensional features, built once and filtered many times. */
+enum { LATTICE_VS = 4 }; /* value widths 1..LATTICE_VS use the lattice's own scratch rows */
 typedef struct permutohedral {
     int d, n, m;     /* feature dimension, points, lattice vertices */
-    int32_t *offset; /* (n, d + 1): vertex of each barycentric corner */
+    int32_t *offset; /* (n, d + 1): value row (vertex id + 1) of each barycentric corner */
     float *bary;     /* (n, d + 1) */
-    int32_t *nbr;    /* (d + 1, m, 2): the previous and next vertex along each direction, -1 none */
+    int32_t *nbr;    /* (d + 1, 2, m): rows of the previous and next vertex along each direction, 0 none */
+    float *values, *next; /* scratch: (m + 1, LATTICE_VS) each, row 0 the absent vertex */
 } permutohedral;
 
 /* features: (n, d) row-major float; d <= 16. */
 int permutohedral_init(permutohedral *lat, const float *features, int n, int d);
-/* out (n, vs) = lattice Gaussian filter of in (n, vs); out may equal in. */
-void permutohedral_compute(const permutohedral *lat, const float *in, float *out, int vs);
+/* out (n, vs) = lattice Gaussian filter of in (n, vs), vs <= 16; out may equal in.  Uses lat's
+ * scratch (vs <= LATTICE_VS): one thread per lattice. */
+void permutohedral_compute(permutohedral *lat, const float *in, float *out, int vs);
+/* use = 1: the lattice's AVX2 construction (eight pixels' simplices at a time) when the CPU has
+ * AVX2 (the default unless KC_ISA is generic or reference), 0: scalar, -1: no change.  Returns the
+ * previous setting.  Both give the same bits (tests/test_refine.c checks). */
+int permutohedral_simd(int use);
 void permutohedral_free(permutohedral *lat);
 
 /* MaskCut's crf.py constants (a Gaussian kernel sxy 3 weight 7, a bilateral kernel sxy 50,

@@ -1206,17 +1206,7 @@ int cache_writer_finish(cache_writer *w, const cache_index *ix, const cache_prov
     HDF5_LOCK
     rc = finish_impl(w, ix, prov);
     if (rc == 0) {
-        /* make the rename durable before dropping the pieces */
-        char *dir = kc_strdup(w->path);
-        char *slash = strrchr(dir, '/');
-        if (slash) *slash = 0;
-        else strcpy(dir, ".");
-        int fd = open(dir, O_RDONLY);
-        if (fd >= 0) {
-            fsync(fd);
-            close(fd);
-        }
-        free(dir);
+        kc_fsync_dir_of(w->path); /* the rename durable before the pieces go */
         remove_partial(w);
     }
     return rc;

@@ -209,7 +209,7 @@ static int n_deferred, cap_deferred;
 
 void kc_outputs_begin(void) { deferring = 1; }
 
-static int fsync_dir_of(const char *path)
+void kc_fsync_dir_of(const char *path)
 {
     char *dir = kc_strdup(path);
     char *slash = strrchr(dir, '/');
@@ -221,7 +221,6 @@ static int fsync_dir_of(const char *path)
         close(fd);
     }
     free(dir);
-    return 0;
 }
 
 int kc_rename_output(const char *tmp, const char *path)
@@ -269,7 +268,7 @@ int kc_outputs_commit(void)
             size_t la = a ? (size_t)(a - deferred[i].path) : 0, lb = b ? (size_t)(b - deferred[k].path) : 0;
             seen = la == lb && !strncmp(deferred[i].path, deferred[k].path, la);
         }
-        if (rc == 0 && !seen) fsync_dir_of(deferred[i].path);
+        if (rc == 0 && !seen) kc_fsync_dir_of(deferred[i].path);
     }
     for (int i = 0; i < n_deferred; i++) {
         kc_cleanup_drop(deferred[i].slot);

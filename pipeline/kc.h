@@ -69,6 +69,8 @@ int kc_rename_output(const char *tmp, const char *path);
  * are removed by kc_die and the signal handlers). */
 void kc_outputs_begin(void);
 int kc_outputs_commit(void);
+/* fsync of the folder holding path (so that a rename into it is durable); errors ignored. */
+void kc_fsync_dir_of(const char *path);
 /* mkdir -p */
 int kc_mkdirs(const char *path);
 /* 1 if path exists (any type). */

@@ -99,6 +99,17 @@ static void case_crf(char **tok, int nt)
     CHECK(refine_crf_mask(&o, rgb, w, h, mask, map, q, &iou) == 0, "%s: %s", name, kc_error());
     compare_q(name, q, q_ref, n, 1e-5);
     compare_map(name, map, map_ref, q, n);
+    /* the lattice's scalar construction gives the same bits as the AVX2 one (when the CPU has it) */
+    float *q_scalar = kc_malloc(n * 8);
+    int was = permutohedral_simd(0);
+    CHECK(refine_crf_mask(&o, rgb, w, h, mask, map, q_scalar, &iou) == 0, "%s scalar: %s", name, kc_error());
+    permutohedral_simd(was);
+    size_t differ = 0;
+    for (size_t i = 0; i < 2 * n; i++) differ += memcmp(&q[i], &q_scalar[i], sizeof *q) != 0;
+    printf("%s: scalar lattice against %s: %zu of %zu marginals differ in any bit (tol 0)\n", name,
+           was ? "AVX2" : "scalar (no AVX2 here)", differ, 2 * n);
+    CHECK(differ == 0, "%s: the scalar and AVX2 lattices differ in %zu marginals", name, differ);
+    free(q_scalar);
     /* exact dense filtering, the same mean field */
     const float u1 = (float)-log(1 / (1 + exp(-1.0))), u0 = (float)-log(exp(-1.0) / (1 + exp(-1.0)));
     for (size_t i = 0; i < n; i++) {
@@ -217,6 +228,16 @@ static void case_crfimg(char **tok, int nt)
     printf("%s: 480x480 CRF in %.0f ms\n", name, 1e3 * (kc_now() - t0));
     compare_q(name, q, q_ref, n, 1e-5);
     compare_map(name, map, map_ref, q, n);
+    float *q_scalar = kc_malloc(n * 8); /* the scalar lattice construction: the same bits */
+    int was = permutohedral_simd(0);
+    CHECK(refine_crf_mask(&o, rgb, 480, 480, m, map, q_scalar, &iou) == 0, "%s scalar: %s", name, kc_error());
+    permutohedral_simd(was);
+    size_t differ = 0;
+    for (size_t i = 0; i < 2 * n; i++) differ += memcmp(&q[i], &q_scalar[i], sizeof *q) != 0;
+    printf("%s: scalar lattice against %s: %zu of %zu marginals differ in any bit (tol 0)\n", name,
+           was ? "AVX2" : "scalar (no AVX2 here)", differ, 2 * n);
+    CHECK(differ == 0, "%s: the scalar and AVX2 lattices differ in %zu marginals", name, differ);
+    free(q_scalar);
     o.crf_min_iou = 0.5;
     refine_info info;
     CHECK(refine_image(&o, &img, POLICY_SQUARE480, 16, grid, gh, gw, 2, final, &info) == 0, "%s: %s", name, kc_error());

@@ -47,7 +47,7 @@ if have_py && ! out=$($PY tests/ref/refine_ref.py score $T/bs2.h5 $V $SPLIT $T/s
 # 3. resume: stopped after its first piece, the rerun resumes and writes the same bytes
 $R --masks $T/m1.h5 --dataset voc:$V:val --method crf --out $T/resume.h5 2>$T/resume1.err &
 pid=$!
-for _ in $(seq 200); do ls $T/resume.h5.partial/piece-* >/dev/null 2>&1 && break; sleep 0.05; done
+for _ in $(seq 200); do ls $T/resume.h5.partial/piece-*.h5 >/dev/null 2>&1 && break; sleep 0.05; done  # (a finished piece, not the .tmp in flight)
 kill -TERM $pid 2>/dev/null; wait $pid; rc=$?
 if [ $rc -eq 143 ] && [ ! -e $T/resume.h5 ]; then ok; else bad "SIGTERM: status $rc, $(cat $T/resume1.err)"; fi
 # the same command line as the clean run, so that the bytes can be compared

@@ -38,8 +38,13 @@ static int is_lock_cmd(int cmd)
 
 typedef int (*fcntl_fn)(int, int, ...);
 
-static int pass(const char *name, int fd, int cmd, void *arg)
+/* A lock command fails; any other goes to the C library's function of that name. */
+static int shim_fcntl(const char *name, int fd, int cmd, void *arg)
 {
+    if (is_lock_cmd(cmd)) {
+        errno = lock_errno();
+        return -1;
+    }
     fcntl_fn real = (fcntl_fn)dlsym(RTLD_NEXT, name);
     if (!real) {
         errno = ENOSYS;
@@ -54,11 +59,7 @@ int fcntl(int fd, int cmd, ...)
     va_start(ap, cmd);
     void *arg = va_arg(ap, void *);
     va_end(ap);
-    if (is_lock_cmd(cmd)) {
-        errno = lock_errno();
-        return -1;
-    }
-    return pass("fcntl", fd, cmd, arg);
+    return shim_fcntl("fcntl", fd, cmd, arg);
 }
 
 int fcntl64(int fd, int cmd, ...)
@@ -67,11 +68,7 @@ int fcntl64(int fd, int cmd, ...)
     va_start(ap, cmd);
     void *arg = va_arg(ap, void *);
     va_end(ap);
-    if (is_lock_cmd(cmd)) {
-        errno = lock_errno();
-        return -1;
-    }
-    return pass("fcntl64", fd, cmd, arg);
+    return shim_fcntl("fcntl64", fd, cmd, arg);
 }
 
 int lockf(int fd, int cmd, off_t len)
