@@ -582,7 +582,15 @@ static int cache_labels(const cache_reader *r, const char *setting, const char *
     int gh, gw, rc = 0;
     if (!cache_has(r, dset)) rc = kc_fail("%s: no mask %s (was setting %s decoded?)", r->path, dset, setting);
     else if (cache_read_u8(r, dset, &grid, &gh, &gw) < 0) rc = -1;
-    else {
+    else if (cache_attr(r, "refine")) { /* kc-refine's pixel masks, at the image's size */
+        if (gh != H || gw != W) {
+            rc = kc_fail("%s: %s is %dx%d, but its image is %dx%d (a refined mask is at the image's size)", r->path,
+                         dset, gw, gh, W, H);
+        } else {
+            *labels = grid;
+            grid = NULL;
+        }
+    } else {
         *labels = kc_malloc((size_t)W * H);
         if (overlay_grid_to_pixels(grid, gh, gw, pol, patch, W, H, *labels) < 0) {
             rc = kc_fail_prefix("%s: %s", r->path, dset);

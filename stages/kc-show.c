@@ -31,7 +31,7 @@ static void usage(int status)
             "colour (blended), its contour opaque, and the setting id and image id written at the top\n"
             "left.  Writes one PNG per image of the masks cache (DIR/<image id>.png).\n"
             "\n"
-            "  --masks FILE      a masks cache (kc-decode --out)\n"
+            "  --masks FILE      a masks cache (kc-decode --out, or kc-refine's pixel masks)\n"
             "  --setting ID      a setting id under /masks, e.g. t0.15-bin-mean-corners-n3\n"
             "  --images DATASET  where the images are: voc:ROOT:SPLIT, davis:ROOT:SPLIT, dir:DIR, list:FILE\n"
             "  --out DIR         output folder (created)\n"
@@ -136,9 +136,12 @@ static int show_one(const cache_reader *r, const char *setting, int ix, const ch
         goto done;
     }
     if (cache_read_u8(r, dset, &grid, &gh, &gw) < 0) goto done;
-    if (gh != r->index.grid[2 * ix] || gw != r->index.grid[2 * ix + 1]) {
-        kc_fail("%s: %s is %dx%d but /index/grid says %dx%d", r->path, dset, gw, gh, r->index.grid[2 * ix + 1],
-                r->index.grid[2 * ix]);
+    /* kc-refine's caches hold pixel masks at the image's size (/index/size), the others patch grids */
+    const int refined = cache_attr(r, "refine") != NULL;
+    const int32_t *want = refined ? r->index.size + 2 * ix : r->index.grid + 2 * ix;
+    if (gh != want[0] || gw != want[1]) {
+        kc_fail("%s: %s is %dx%d but /index/%s says %dx%d", r->path, dset, gw, gh, refined ? "size" : "grid", want[1],
+                want[0]);
         goto done;
     }
     if (image_load_rgb(img_path, &im) < 0) goto done;
@@ -147,10 +150,15 @@ static int show_one(const cache_reader *r, const char *setting, int ix, const ch
                 img_path, im.w, im.h, id, r->path, r->index.size[2 * ix + 1], r->index.size[2 * ix]);
         goto done;
     }
-    labels = kc_malloc((size_t)im.w * im.h);
-    if (overlay_grid_to_pixels(grid, gh, gw, pol, patch, im.w, im.h, labels) < 0) {
-        kc_fail_prefix("%s: %s", r->path, dset);
-        goto done;
+    if (refined) {
+        labels = grid;
+        grid = NULL;
+    } else {
+        labels = kc_malloc((size_t)im.w * im.h);
+        if (overlay_grid_to_pixels(grid, gh, gw, pol, patch, im.w, im.h, labels) < 0) {
+            kc_fail_prefix("%s: %s", r->path, dset);
+            goto done;
+        }
     }
     overlay_draw_masks(&im, labels, 0.45f);
     const char *lines[2] = {setting, id};

@@ -44,6 +44,36 @@ if $R --masks $T/m2.h5 --dataset voc:$V:val --method bs --bs-components tokencut
 else bad "two rounds, TokenCut's component step: $(cat $T/err)"; fi
 if have_py && ! out=$($PY tests/ref/refine_ref.py score $T/bs2.h5 $V $SPLIT $T/s-bs2 2>&1); then bad "scores of bs2: $out"; fi
 
+# the viewers draw refined pixel masks: kc-show's overlay is the image wherever the refined mask is 0
+# (contours and the text corner aside) and blended wherever it is not; kc-plot voc-grid takes them
+$BUILD/kc-show --masks $T/bs.h5 --setting t0.15-bin-mean-corners-n1 --images voc:$V:val --first 2 --out $T/shows 2>$T/err \
+  && ok || bad "kc-show on refined masks: $(cat $T/err)"
+first=$(head -n 1 $SPLIT)
+if ! have_py; then skip "no $PY with numpy/h5py/PIL: kc-show's refined overlay not checked pixel by pixel"
+elif out=$($PY - $T/bs.h5 $V/JPEGImages/$first.jpg $T/shows/$first.png $first <<'EOF' 2>&1
+import sys
+import h5py
+import numpy as np
+from PIL import Image
+from scipy import ndimage
+m = h5py.File(sys.argv[1], "r")["masks/t0.15-bin-mean-corners-n1/" + sys.argv[4]][()]
+im = np.asarray(Image.open(sys.argv[2]).convert("RGB")).astype(int)
+ov = np.asarray(Image.open(sys.argv[3]).convert("RGB")).astype(int)
+assert m.shape == im.shape[:2] == ov.shape[:2], (m.shape, im.shape, ov.shape)
+fg = m > 0
+near = ndimage.binary_dilation(fg, iterations=3) & ~ndimage.binary_erosion(fg, iterations=3)  # contours
+keep = np.ones_like(fg)
+keep[:40, :260] = False  # the text corner
+changed = (ov != im).any(2)
+bad_bg = (changed & ~fg & ~near & keep).sum()
+bad_fg = (~changed & fg & ~near & keep).sum()
+print("refined overlay: %d foreground pixels, %d background pixels changed, %d foreground pixels unchanged" % (fg.sum(), bad_bg, bad_fg))
+sys.exit(1 if bad_bg or bad_fg > 0.01 * fg.sum() or fg.sum() == 0 else 0)
+EOF
+); then ok; echo "  $out"; else bad "kc-show's overlay of refined masks: $out"; fi
+$BUILD/kc-plot voc-grid --voc $V --split val --setting t0.15-bin-mean-corners-n1 --masks color=$T/bs.h5 --first 2 --out $T/figs \
+  2>$T/err && [ -s $T/figs/grid-voc.png ] && ok || bad "kc-plot voc-grid on refined masks: $(cat $T/err)"
+
 # 3. resume: stopped after its first piece, the rerun resumes and writes the same bytes
 $R --masks $T/m1.h5 --dataset voc:$V:val --method crf --out $T/resume.h5 2>$T/resume1.err &
 pid=$!
