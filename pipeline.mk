@@ -7,6 +7,7 @@
 #   make figures NETS="dino run2-e05 run2-e10" VOC=... [DAVIS=...]       the thesis figures (kc-plot)
 #   make probe  NETS="dino selfpatch" VOC12=/data/VOCdevkit/VOC2012   the linear probe (kc-probe): trainaug -> val
 #               mIoU; make report then adds the column "Probe mIoU"
+#   make report-html NETS=... VOC=... [DAVIS=...]                      the results browser report/index.html (kc-report)
 #   make demo   [WEIGHTS=path.pth]                                       everything on built-in data
 #   make report ... BASELINES=attn [ATTN_NET=dino]   adds the row "dino (attention 60 %)": DINO's
 #               60 %-mass attention masks of ATTN_NET on VOC val (VOC columns only; docs/attention-baseline.md)
@@ -24,6 +25,7 @@
 #   $(OUT)/scores/<ATTN_NET>/val-attn-mass0.60/ (network name "<ATTN_NET> (attention 60 %)")
 #   $(TABLES)/sweep.{csv,md,tex}, $(TABLES)/report.{csv,md,tex}, report-macros.tex
 #   $(FIGURES)/{sweep-*,curves,grid-voc,grid-davis}.{pdf,svg,png,tex,csv}
+#   $(REPORT_DIR)/index.html (report/ by default; make report-html, also run by make report and make demo)
 # Every product depends on its program, its inputs and its config: editing configs/sweep.ini
 # recomputes masks, scores and tables only; editing one network's section of configs/nets.ini
 # recomputes that network only.  Each stage writes atomically, so a failed or killed step leaves
@@ -227,12 +229,15 @@ ifeq ($(SETTING),best)
 	@best=$(BEST_SETTING); echo "pipeline: the selection split chose $$best"; \
 	  $(MAKE) --no-print-directory -n SETTING=$$best $(TABLES)/report.csv 2>/dev/null | SELECT_LIST=$(SELECT_LIST) \
 	    VAL_LIST=$(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt DAVIS_ROOT=$(DAVIS) configs/plan.sh; \
-	  $(MAKE) --no-print-directory SETTING=$$best $(TABLES)/report.csv
+	  $(MAKE) --no-print-directory SETTING=$$best $(TABLES)/report.csv; \
+	  $(MAKE) --no-print-directory SETTING=$$best $(REPORT_DIR)/index.html
 else
 	@$(call PLAN,$(TABLES)/report.csv)
 	@$(MAKE) --no-print-directory $(TABLES)/report.csv
+	@$(MAKE) --no-print-directory $(REPORT_DIR)/index.html
 endif
 	@cat $(TABLES)/report.md
+	@echo "report: $(REPORT_DIR)/index.html (the results browser)"
 
 davis: all
 	@[ -n "$(DAVIS)" ] || { echo "set DAVIS=/path/to/DAVIS (see README)" >&2; exit 2; }
@@ -261,7 +266,7 @@ ifneq ($(filter figures $(FIGURES)/%,$(MAKECMDGOALS)),)
 FIG_STAMP     = $(shell mkdir -p $(FIGURES) && f=$(FIGURES)/.$(1)-inputs && printf '%s\n' '$(2)' > $$f.tmp && \
                   { cmp -s $$f.tmp $$f && rm -f $$f.tmp || mv $$f.tmp $$f; }; echo $$f)
 endif
-VAL_MASKS     = $(foreach n,$(NETS),$(OUT)/cache/$(n)/voc12-val/masks-$(SETTING).h5)
+VAL_MASKS     = $(foreach n,$(NETS),$(OUT)/cache/$(n)/voc12-val/masks-$(SETTING)$(REFINE_SUFFIX).h5)
 DAVIS_RESULTS = $(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv)
 .PHONY: figures figures-missing
 
@@ -274,8 +279,8 @@ $(FIGURES)/curves.pdf: $(wildcard $(VAL_SCORES) $(DAVIS_SCORES) $(PROBE_SCORES))
 	  $(PROBE_TABLE_OPTS) \
 	  --nets-ini $(NETS_INI) --published $(PUBLISHED) --setting $(SETTING) --out $(FIGURES)
 
-$(FIGURES)/grid-voc.pdf: $(wildcard $(VAL_MASKS)) $(call FIG_FORCE,$(VAL_MASKS)) $(call FIG_STAMP,grid-voc,$(NETS) $(SETTING) $(VOC) $(FIG_IDS) $(FIG_FIRST)) $(BUILD)/kc-plot
-	$(BUILD)/kc-plot voc-grid --voc $(VOC) --split $(VAL_SPLIT) --setting $(SETTING) $(foreach n,$(NETS),--masks $(n)=$(OUT)/cache/$(n)/voc12-val/masks-$(SETTING).h5) \
+$(FIGURES)/grid-voc.pdf: $(wildcard $(VAL_MASKS)) $(call FIG_FORCE,$(VAL_MASKS)) $(call FIG_STAMP,grid-voc,$(NETS) $(SETTING) $(REFINE) $(VOC) $(FIG_IDS) $(FIG_FIRST)) $(BUILD)/kc-plot
+	$(BUILD)/kc-plot voc-grid --voc $(VOC) --split $(VAL_SPLIT) --setting $(SETTING) $(foreach n,$(NETS),--masks $(n)=$(OUT)/cache/$(n)/voc12-val/masks-$(SETTING)$(REFINE_SUFFIX).h5) \
 	  $(if $(FIG_IDS),--ids $(FIG_IDS),--first $(FIG_FIRST)) --out $(FIGURES)
 
 $(FIGURES)/grid-davis.pdf: $(wildcard $(DAVIS_RESULTS)) $(call FIG_FORCE,$(DAVIS_RESULTS)) $(call FIG_STAMP,grid-davis,$(NETS) $(DAVIS) $(FIG_SEQUENCE) $(FIG_FRAMES)) $(BUILD)/kc-plot
@@ -289,6 +294,39 @@ figures: $(BUILD)/kc-plot $(BUILD)/kc-table
 	@setting=$(if $(filter best,$(SETTING)),$$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES))),$(SETTING)); \
 	  $(MAKE) --no-print-directory SETTING=$$setting $(FIGURES)/curves.pdf $(if $(VOC),$(FIGURES)/grid-voc.pdf) $(if $(DAVIS),$(FIGURES)/grid-davis.pdf)
 	@echo "figures: $(FIGURES)/ (each as .pdf .svg .png, with a pgfplots .tex and its .csv)"
+
+# ---- the results browser (kc-report): $(REPORT_DIR)/index.html, from what report / davis / figures wrote ----
+# Shows the tables, score folders, masks caches, DAVIS results and figures that exist (it makes no
+# missing product, as make figures); pictures are redrawn only when their inputs changed
+# (kc-report checks each one), pages whenever any input is newer than index.html.
+REPORT_DIR   ?= report
+REPORT_OPTS  ?=
+REPORT_SETTING = $(SETTING)$(REFINE_SUFFIX)
+REPORT_TABLES  = $(wildcard $(TABLES)/report.csv $(TABLES)/sweep.csv)
+REPORT_VOC     = $(foreach n,$(NETS),$(if $(wildcard $(OUT)/scores/$(n)/val-$(REPORT_SETTING)/summary.csv),$(n)))
+REPORT_ATTN    = $(foreach n,$(ATTN_NETS),$(if $(wildcard $(OUT)/scores/$(n)/val-$(ATTN_SETTING)/summary.csv),$(n)))
+REPORT_DAVIS   = $(if $(DAVIS),$(foreach n,$(NETS),$(if $(wildcard $(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv),$(n))))
+REPORT_INPUTS  = $(REPORT_TABLES) $(wildcard $(FIGURES)/*.png) \
+                 $(foreach n,$(REPORT_VOC),$(OUT)/scores/$(n)/val-$(REPORT_SETTING)/summary.csv $(wildcard $(OUT)/cache/$(n)/voc12-val/masks-$(REPORT_SETTING).h5)) \
+                 $(foreach n,$(REPORT_ATTN),$(OUT)/scores/$(n)/val-$(ATTN_SETTING)/summary.csv $(wildcard $(OUT)/cache/$(n)/voc12-val/masks-$(ATTN_SETTING).h5)) \
+                 $(foreach n,$(REPORT_DAVIS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv) \
+                 $(if $(VOC),$(wildcard $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt))
+.PHONY: report-html
+
+$(REPORT_DIR)/index.html: $(BUILD)/kc-report $(REPORT_INPUTS)
+	$(BUILD)/kc-report --out $(REPORT_DIR) $(foreach t,$(REPORT_TABLES),--table $(t)) $(if $(wildcard $(FIGURES)/*.png),--figures $(FIGURES)) \
+	  $(foreach n,$(REPORT_VOC),--scores $(n)=$(OUT)/scores/$(n)/val-$(REPORT_SETTING) \
+	    $(if $(wildcard $(OUT)/cache/$(n)/voc12-val/masks-$(REPORT_SETTING).h5),--masks $(n)=$(OUT)/cache/$(n)/voc12-val/masks-$(REPORT_SETTING).h5)) \
+	  $(foreach n,$(REPORT_ATTN),--scores '$(n) (attention 60 %)=$(OUT)/scores/$(n)/val-$(ATTN_SETTING)' \
+	    --masks '$(n) (attention 60 %)=$(OUT)/cache/$(n)/voc12-val/masks-$(ATTN_SETTING).h5') \
+	  $(if $(and $(VOC),$(REPORT_VOC)$(REPORT_ATTN)),--images voc:$(VOC):$(VAL_SPLIT)) \
+	  $(foreach n,$(REPORT_DAVIS),--davis $(n)=$(OUT)/results/$(n)/davis17-val) $(if $(REPORT_DAVIS),--davis-root $(DAVIS)) $(REPORT_OPTS)
+
+# SETTING=best: the setting kc-table --print-best chooses from the selection scores (as make report).
+report-html: $(BUILD)/kc-report $(BUILD)/kc-table
+	@setting=$(if $(filter best,$(SETTING)),$$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES)) $(BASELINE_OPTS)),$(SETTING)); \
+	  $(MAKE) --no-print-directory SETTING=$$setting $(REPORT_DIR)/index.html
+	@echo "report: $(REPORT_DIR)/index.html (open it in a browser; $$(du -sh $(REPORT_DIR) | cut -f1) on disk)"
 
 # ---- the demo: generated scenes and video, the whole pipeline, tables/demo.* and overlays ----
 DEMO_DIR  ?= demo
@@ -322,12 +360,15 @@ demo: deps
 	  for e in csv md tex; do cp $(DEMO_DIR)/tables/report.$$e $(DEMO_TABLES)/demo.$$e; \
 	                          cp $(DEMO_DIR)/tables/sweep.$$e $(DEMO_TABLES)/demo-sweep.$$e; done; \
 	  cp $(DEMO_DIR)/tables/report-macros.tex $(DEMO_TABLES)/demo-macros.tex; \
-	  $(BUILD)/kc-show --masks $(DEMO_DIR)/cache/$(DEMO_NET)/voc12-val/masks-$$setting.h5 --setting $$setting \
+	  $(BUILD)/kc-show --masks $(DEMO_DIR)/cache/$(DEMO_NET)/voc12-val/masks-$$setting$(REFINE_SUFFIX).h5 --setting $$setting \
 	      --images voc:$(DEMO_DIR)/data/voc:val --first 4 --out $(DEMO_DIR)/shows
 	@set -e; best=$$($(BUILD)/kc-table --print-best $(DEMO_DIR)/scores/$(DEMO_NET)/select); \
 	  $(MAKE) --no-print-directory $(DEMO_ARGS) SETTING=$$( [ "$(SETTING)" = best ] && echo $$best || echo $(SETTING) ) \
 	    FIGURES=$(DEMO_DIR)/figures figures
-	@echo; echo "demo: $(DEMO_TABLES)/demo.md (VOC val at the chosen setting, DAVIS J&F), $(DEMO_TABLES)/demo-sweep.md (all settings on the selection split), overlays in $(DEMO_DIR)/shows/"
+	@set -e; best=$$($(BUILD)/kc-table --print-best $(DEMO_DIR)/scores/$(DEMO_NET)/select); \
+	  $(MAKE) --no-print-directory $(DEMO_ARGS) SETTING=$$( [ "$(SETTING)" = best ] && echo $$best || echo $(SETTING) ) \
+	    FIGURES=$(DEMO_DIR)/figures REPORT_DIR=$(DEMO_DIR)/report $(DEMO_DIR)/report/index.html
+	@echo; echo "demo: $(DEMO_TABLES)/demo.md (VOC val at the chosen setting, DAVIS J&F), $(DEMO_TABLES)/demo-sweep.md (all settings on the selection split), overlays in $(DEMO_DIR)/shows/, the results browser $(DEMO_DIR)/report/index.html"
 	@cat $(DEMO_TABLES)/demo.md
 endif
 

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# tests/bench_report.sh — the results browser at VOC val's size: kc-report writing the report of
+# 1,449 generated scenes x 2 networks (the colour extractor at two settings, each its own network:
+# masks caches, per-image score CSVs, the report table), from nothing (every thumbnail and overlay
+# drawn) and again with nothing changed (every picture up to date).  Prints the CPU, the times, the
+# size on disk, and the size per 1,000 images.  The generated scenes are flat colours, which JPEG
+# compresses far better than photographs, so the size of one real VOC photo's pictures (the photo
+# and ground truth once, two transparent mask layers per network)
+# (../shared/data/voc_official, when present) is printed as well, scaled to 1,000 images.
+# Figures only, no assertions.  The machine may be shared: numbers are noisy.
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+DIR=$BUILD/bench-data/report
+N=${KC_BENCH_REPORT_IMAGES:-1449}
+SHARED=${KC_SHARED_DATA:-$(cd .. && pwd)/shared/data}
+echo "== bench_report: $N images x 2 networks, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
+for p in kc-demo-data kc-extract kc-center kc-decode kc-score kc-table kc-report; do
+  [ -x "$BUILD/$p" ] || { echo "bench_report: $BUILD/$p not built" >&2; exit 1; }
+done
+export KC_QUIET=1
+rm -rf "$DIR"; mkdir -p "$DIR"
+now() { date +%s.%N; }
+t0=$(now)
+"$BUILD/kc-demo-data" --out "$DIR/data" --train 1 --val "$N" --videos 1 --frames 3 >/dev/null 2>&1 || exit 1
+VOC=$DIR/data/voc
+"$BUILD/kc-extract" --model color --dataset "voc:$VOC:val" --out "$DIR/keys.h5" 2>"$DIR/log" || { tail -3 "$DIR/log"; exit 1; }
+"$BUILD/kc-center" "$DIR/keys.h5" "$DIR/centered.h5" 2>>"$DIR/log" || exit 1
+NETS=(color-a color-b)
+SETS=(t0.10-bin-mean-corners-n1 t0.20-bin-mean-seed-n1)
+args=() dirs=()
+for k in 0 1; do
+  n=${NETS[$k]} s=${SETS[$k]}
+  "$BUILD/kc-decode" --features "$DIR/centered.h5" --setting "$s" --out "$DIR/masks-$n.h5" 2>>"$DIR/log" || exit 1
+  "$BUILD/kc-score" --masks "$DIR/masks-$n.h5" --voc "$VOC" --split "$VOC/ImageSets/Segmentation/val.txt" \
+    --out "$DIR/scores/$n" --network "$n" --ledger "$DIR/ledger.tsv" 2>>"$DIR/log" || exit 1
+  args+=(--scores "$n=$DIR/scores/$n" --masks "$n=$DIR/masks-$n.h5"); dirs+=("$DIR/scores/$n")
+done
+"$BUILD/kc-table" "${dirs[@]}" --out "$DIR/tables" --name report --only report --setting "${SETS[0]}" \
+  --ledger "$DIR/ledger.tsv" >/dev/null 2>&1 || true
+tables=(); [ -f "$DIR/tables/report.csv" ] && tables=(--table "$DIR/tables/report.csv")
+t1=$(now)
+printf 'inputs (generate %d scenes, extract, centre, decode, score; not the report): %.1f s\n' "$N" "$(echo "$t1 - $t0" | bc -l)"
+t2=$(now)
+"$BUILD/kc-report" --out "$DIR/report" "${tables[@]}" "${args[@]}" --images "voc:$VOC:val" || exit 1
+t3=$(now)
+"$BUILD/kc-report" --out "$DIR/report" "${tables[@]}" "${args[@]}" --images "voc:$VOC:val" || exit 1
+t4=$(now)
+bytes=$(du -sb "$DIR/report" | cut -f1)
+files=$(find "$DIR/report" -type f | wc -l)
+pics=$(du -sb "$DIR/report/photo" "$DIR/report/thumbs" "$DIR/report/full" | awk '{s += $1} END {print s}')
+pages=$(du -cb "$DIR/report"/*.html "$DIR/report/images" | tail -n 1 | cut -f1)
+printf 'kc-report, %d images x 2 networks, from nothing: %.1f s (%d files)\n' "$N" "$(echo "$t3 - $t2" | bc -l)" "$files"
+printf 'kc-report again, every picture up to date:        %.2f s\n' "$(echo "$t4 - $t3" | bc -l)"
+printf 'size on disk: %.1f MB (pictures %.1f MB, pages %.1f MB): %.1f MB per 1,000 images (2 networks; target < 50)\n' \
+  "$(echo "$bytes / 1000000" | bc -l)" "$(echo "$pics / 1000000" | bc -l)" "$(echo "$pages / 1000000" | bc -l)" \
+  "$(echo "$bytes / 1000000 * 1000 / $N" | bc -l)"
+
+# one real photo: the bytes of its pictures (shared ground truth + per network thumbnail and overlay)
+P=$SHARED/voc_official
+if [ -f "$P/ImageSets/Segmentation/val.txt" ] || [ -d "$P/JPEGImages" ]; then
+  id=$(ls "$P/JPEGImages" | head -n 1); id=${id%.jpg}
+  R=$DIR/real; mkdir -p "$R"; printf '%s\n' "$id" >"$R/split.txt"
+  printf '%s\n' "$P/JPEGImages/$id.jpg" >"$R/list.txt"
+  if "$BUILD/kc-extract" --model color --dataset "list:$R/list.txt" --out "$R/keys.h5" 2>>"$DIR/log" &&
+     "$BUILD/kc-center" "$R/keys.h5" "$R/centered.h5" 2>>"$DIR/log" &&
+     "$BUILD/kc-decode" --features "$R/centered.h5" --setting "${SETS[0]}" --out "$R/masks.h5" 2>>"$DIR/log" &&
+     "$BUILD/kc-score" --masks "$R/masks.h5" --voc "$P" --split "$R/split.txt" --out "$R/scores" --network real \
+       --ledger "$R/ledger.tsv" 2>>"$DIR/log" &&
+     "$BUILD/kc-report" --out "$R/report" --scores "real=$R/scores" --masks "real=$R/masks.h5" \
+       --images "list:$R/list.txt" --voc "$P" 2>>"$DIR/log"; then
+    gt=$(find "$R/report/photo" "$R/report/thumbs/gt" "$R/report/full/gt" -type f -printf '%s\n' | awk '{s += $1} END {print s}')
+    net=$(find "$R/report/thumbs" "$R/report/full" -name "$id.png" -not -path '*/gt/*' -printf '%s\n' | awk '{s += $1} END {print s}')
+    printf 'one real VOC photo (%s, %s): photo + ground truth %.1f KB, + %.1f KB per network (its two layers): ' \
+      "$id" "$(file -b "$P/JPEGImages/$id.jpg" | grep -o '[0-9]*x[0-9]*' | tail -n 1)" "$(echo "$gt / 1000" | bc -l)" "$(echo "$net / 1000" | bc -l)"
+    pg=$(echo "$pages / $N" | bc -l)   # page bytes per image of the 2-network run above
+    printf 'with the pages as above, %.1f MB per 1,000 such images with 2 networks, %.1f MB with 10\n' \
+      "$(echo "($gt + 2 * $net + $pg) / 1000" | bc -l)" "$(echo "($gt + 10 * $net + 5 * $pg) / 1000" | bc -l)"
+  else
+    echo "one real VOC photo: failed ($(tail -n 1 "$DIR/log"))"
+  fi
+else
+  echo "one real VOC photo: $P absent, not measured"
+fi

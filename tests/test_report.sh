@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# kc-report end to end (issue 24): `make demo` into a scratch folder writes demo/report/, which is
+# opened from the file system in headless Chromium with the network off (unshare -n where it
+# works, a dead proxy and resolver always), and checked from the rendered DOM: the tables' values
+# equal the CSVs, each network's gallery lists every val image in order of Jaccard (worst first),
+# every linked file exists inside report/, no console error, no request outside the folder (net
+# log: no request from a file:// page; strace: no file outside report/ opened); a screenshot is
+# saved and its path printed.  Every negative check is first shown to fire on a canary page that
+# does what the report must not.  An image id and a network name with <, &, quotes (a list:
+# dataset) must be shown as text.  Pictures are redrawn only when their inputs change.
+# SKIPs the browser checks (naming the package) when chromium is absent; needs no Python.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+REPORT=$BUILD/kc-report
+T=$(tmpdir report)
+T=$(cd "$T" && pwd)
+
+if [ ! -x "$REPORT" ]; then bad "$REPORT not built"; done_tests; exit 1; fi
+if "$REPORT" --help | grep -q "example:"; then ok; else bad "--help has no example"; fi
+expect_fail "no options" "required" "$REPORT"
+expect_fail "nothing to report" "nothing to report" "$REPORT" --out "$T/x"
+expect_fail "unknown option" "unknown option --bogus" "$REPORT" --out "$T/x" --bogus 1
+expect_fail "missing scores" "$T/nope: cannot open" "$REPORT" --out "$T/x" --scores "n=$T/nope"
+expect_fail "bad NET=DIR" "needs NET=PATH" "$REPORT" --out "$T/x" --scores "$T/nope"
+printf 'id,setting,jaccard\na,s,0.5\n' >"$T/s.csv"
+mkdir -p "$T/sc"; printf 'id,setting\na,s\n' >"$T/sc/s.csv"
+expect_fail "not a score CSV" "sc/s.csv: not a kc-score per-image CSV" "$REPORT" --out "$T/x" --scores "n=$T/sc"
+if [ ! -e "$T/x" ]; then ok; else bad "a refused run created its --out folder"; fi
+
+# ---- make demo -----------------------------------------------------------------------------
+if ! make --no-print-directory -s BUILD="$BUILD" demo DEMO_DIR="$T/demo" DEMO_TABLES="$T/tables" >"$T/demo.log" 2>&1; then
+  bad "make demo failed: $(tail -n 5 "$T/demo.log")"; done_tests; exit 1
+fi
+R=$T/demo/report
+if [ -f "$R/index.html" ]; then ok; else bad "make demo wrote no $R/index.html"; done_tests; exit 1; fi
+S=$(ls "$T/demo/scores/color" | sed -n 's/^val-//p' | head -n 1)
+NETS="color random"
+VAL=$T/demo/data/voc/ImageSets/Segmentation/val.txt
+# nothing outside report/: every file kc-report wrote is under it (the demo's other products are
+# the other stages'): the command line in index.html names --out report only
+if grep -q -- "--out $R " "$R/index.html"; then ok; else bad "index.html does not record its --out"; fi
+# provenance: the masks cache's command and the random network's weights sha256 are on the page
+sha=$("$BUILD/kc-inspect" "$T/demo/cache/random/voc12-val/masks-$S.h5" | awk '$1 == "weights_sha256" {print $2}')
+if [ -n "$sha" ] && grep -q "$sha" "$R/index.html" && grep -q "$sha" "$R/gallery-random-$S.html"; then ok
+else bad "the weights sha256 '$sha' of random is not on index.html and its gallery"; fi
+if grep -q "kc-decode --features" "$R/index.html"; then ok; else bad "the masks' command is not on index.html"; fi
+
+# the make rule: up to date after make demo, so a second make does not run kc-report; then a newer
+# input (the random network's score summary) makes it out of date.  The programs are taken as old
+# (-o): others may be editing the sources of this tree while the test runs.
+mkq() {
+  local old=() p
+  for p in "$BUILD"/kc-* "$BUILD"/libkeycut.a; do old+=(-o "$p"); done
+  make --no-print-directory -s -q "${old[@]}" BUILD="$BUILD" NETS="color random" NETS_INI=configs/demo-nets.ini \
+    OUT="$T/demo" VOC="$T/demo/data/voc" DAVIS="$T/demo/data/davis" TABLES="$T/demo/tables" SETTING="$S" \
+    FIGURES="$T/demo/figures" SPLITS="$T/demo/splits" SELECT_COUNT=16 LEDGER="$T/demo/ledger.tsv" REPORT_DIR="$R" \
+    "$R/index.html" 2>/dev/null
+}
+if mkq; then ok; else bad "make says $R/index.html is out of date right after make demo"; fi
+touch "$T/demo/scores/random/val-$S/summary.csv"
+if ! mkq; then ok; else bad "make says $R/index.html is up to date after its input changed"; fi
+
+# ---- incremental pictures --------------------------------------------------------------------
+again() { "$REPORT" --out "$R" --table "$T/demo/tables/report.csv" --table "$T/demo/tables/sweep.csv" \
+            --scores "color=$T/demo/scores/color/val-$S" \
+            --scores "random=$T/demo/scores/random/val-$S" --masks "color=$T/demo/cache/color/voc12-val/masks-$S.h5" \
+            --masks "random=$T/demo/cache/random/voc12-val/masks-$S.h5" --images "voc:$T/demo/data/voc:val" \
+            --davis "color=$T/demo/results/color/davis17-val" --davis "random=$T/demo/results/random/davis17-val" \
+            --davis-root "$T/demo/data/davis" --figures "$T/demo/figures" 2>&1; }
+n_val=$(grep -c . "$VAL")
+out=$(again)
+if grep -q " 0 pictures drawn" <<<"$out"; then ok; else bad "a rerun with nothing changed redrew pictures: $out"; fi
+touch "$T/demo/cache/random/voc12-val/masks-$S.h5"
+out=$(again)
+if grep -q " $((2 * n_val)) pictures drawn" <<<"$out"; then ok
+else bad "after touching random's masks, expected its $((2 * n_val)) pictures (thumb + full) redrawn: $out"; fi
+out=$(again | grep -o '[0-9]* pictures drawn'); [ "$out" = "0 pictures drawn" ] && ok || bad "third run: $out"
+
+# ---- the escaping check: an id and a network name with <, &, quotes (a list: dataset) ---------
+O=$T/odd
+ODD_ID=$'x<b>&"\'1'
+mkdir -p "$O/voc/JPEGImages" "$O/voc/SegmentationObject" "$O/voc/SegmentationClass" "$O/voc/Annotations" \
+         "$O/voc/ImageSets/Segmentation"
+src=$(head -n 1 "$VAL")
+for id in "$ODD_ID" plain2; do
+  cp "$T/demo/data/voc/JPEGImages/$src.jpg" "$O/voc/JPEGImages/$id.jpg"
+  cp "$T/demo/data/voc/SegmentationObject/$src.png" "$O/voc/SegmentationObject/$id.png"
+  cp "$T/demo/data/voc/SegmentationClass/$src.png" "$O/voc/SegmentationClass/$id.png" 2>/dev/null || true
+  cp "$T/demo/data/voc/Annotations/$src.xml" "$O/voc/Annotations/$id.xml"
+  printf '%s\n' "$id" >>"$O/voc/ImageSets/Segmentation/val.txt"
+  printf 'voc/JPEGImages/%s.jpg\n' "$id" >>"$O/list.txt"
+done
+ODD_NET=$'n<i>&"\''
+if KC_QUIET=1 "$BUILD/kc-extract" --model color --dataset "list:$O/list.txt" --out "$O/keys.h5" >"$O/log" 2>&1 &&
+   KC_QUIET=1 "$BUILD/kc-center" "$O/keys.h5" "$O/centered.h5" >>"$O/log" 2>&1 &&
+   KC_QUIET=1 "$BUILD/kc-decode" --features "$O/centered.h5" --setting "$S" --out "$O/masks.h5" >>"$O/log" 2>&1 &&
+   KC_QUIET=1 "$BUILD/kc-score" --masks "$O/masks.h5" --voc "$O/voc" --split "$O/voc/ImageSets/Segmentation/val.txt" \
+     --out "$O/scores" --network odd --ledger "$O/ledger.tsv" >>"$O/log" 2>&1 &&
+   KC_QUIET=1 "$REPORT" --out "$O/report" --scores "$ODD_NET=$O/scores" --masks "$ODD_NET=$O/masks.h5" \
+     --images "list:$O/list.txt" --voc "$O/voc" --title "$ODD_NET" >>"$O/log" 2>&1; then ok
+else bad "the odd-id pipeline failed: $(tail -n 3 "$O/log")"; fi
+OG=$(ls "$O/report"/gallery-*.html 2>/dev/null | head -n 1)
+if [ -n "$OG" ] && ! grep -q '<b>\|<i>' "$OG" "$O/report/index.html" "$O/report/images/"*.html &&
+   grep -q 'x&lt;b&gt;&amp;&quot;&#39;1' "$OG" && grep -q 'n&lt;i&gt;&amp;&quot;&#39;' "$O/report/index.html"; then ok
+else bad "the id $ODD_ID or the network $ODD_NET is not escaped in $OG"; fi
+# its files exist under names without the special characters
+if ls "$O/report/images/" | grep -q '^x_b__'"'"'*' || ls "$O/report/images/" | grep -q '^x_b____1~'; then ok
+else bad "no safe file name for $ODD_ID: $(ls "$O/report/images/")"; fi
+
+# ---- the browser -----------------------------------------------------------------------------
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CHROME" ]; then
+  skip "chromium absent (Debian package chromium, deps-browser.txt): report not opened in a browser"
+  done_tests; exit $?
+fi
+NONET=()
+if unshare -n true 2>/dev/null; then NONET=(unshare -n); fi
+STRACE=$(command -v strace || true)
+# chrome LOG PAGE ARGS...: opens PAGE (a file), the DOM to stdout, Chromium's log to LOG.err, its net
+# log to LOG.net, and (with strace) every file it touched to LOG.files
+chrome() {
+  local log=$1 page=$2; shift 2
+  local trace=()
+  [ -n "$STRACE" ] && trace=("$STRACE" -f -qq -e trace=open,openat,stat,lstat,newfstatat,statx,access -o "$log.files")
+  timeout 120 "${NONET[@]}" "${trace[@]}" "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync --disable-default-apps \
+    --user-data-dir="$T/profile" --proxy-server=127.0.0.1:9 --host-resolver-rules="MAP * ~NOTFOUND" \
+    --enable-logging=stderr --v=0 --log-net-log="$log.net" "$@" "file://$page" 2>"$log.err"
+}
+# the problems a log shows: console messages and uncaught errors, requests from a file:// page to
+# the network, files touched under $T outside the report folder $2
+problems() {
+  local log=$1 root=$2
+  grep -h 'CONSOLE\|Uncaught' "$log.err" | sed 's/^/console: /'
+  grep -o '"key":"[^"]*_dk_file://[^"]*"' "$log.net" | sed 's/^/network: /'
+  if [ -n "$STRACE" ]; then
+    grep -o "\"$T/[^\"]*\"" "$log.files" | tr -d '"' | grep -v "^$root/\|^$root\$\|^$T/profile\|^$T/logs/\|^$T/canary/log" | sort -u | sed 's/^/file: /'
+  fi
+}
+# the canary: a page beside the report that logs an error, throws, fetches from the network and
+# reads a file of the demo outside report/; each problem must be seen
+mkdir -p "$T/canary"
+photo=$T/demo/data/voc/JPEGImages/$(head -n 1 "$VAL").jpg
+cat >"$T/canary/index.html" <<EOF
+<!DOCTYPE html><html><body><script>console.error("canary"); nosuchfunction();</script>
+<img src="http://example.com/x.png"><img src="file://$photo"></body></html>
+EOF
+chrome "$T/canary/log" "$T/canary/index.html" --dump-dom >/dev/null
+cp=$(problems "$T/canary/log" "$T/canary")
+for want in "console: .*canary" "console: .*Uncaught" "network: .*example.com"; do
+  if grep -q "$want" <<<"$cp"; then ok; else bad "the canary's problem '$want' went unseen: $cp"; fi
+done
+if [ -n "$STRACE" ]; then
+  if grep -q "file: $photo" <<<"$cp"; then ok; else bad "the canary's read of $photo went unseen: $cp"; fi
+else
+  skip "strace absent (Debian package strace, deps-browser.txt): file reads outside report/ not traced"
+fi
+
+# every page: the rendered DOM, its problems, its links
+mkdir -p "$T/logs"
+pages=(index.html davis.html)
+for n in $NETS; do pages+=("gallery-$n-$S.html"); done
+pages+=("images/$(head -n 1 "$VAL").html")
+for p in "${pages[@]}"; do
+  log=$T/logs/$(basename "$p" .html)
+  chrome "$log" "$R/$p" --dump-dom >"$log.dom"
+  if grep -q '</html>' "$log.dom"; then ok; else bad "$p: no DOM from chromium ($(tail -n 2 "$log.err"))"; continue; fi
+  pr=$(problems "$log" "$R")
+  if [ -z "$pr" ]; then ok; else bad "$p: $(head -n 5 <<<"$pr")"; fi
+done
+# links of the rendered pages and of every written page: inside report/ and existing
+missing=0 checked=0
+check_links() {  # FILE (its DOM or HTML) PAGE-DIR
+  local u f
+  while IFS= read -r u; do
+    u=${u%%#*}
+    [ -z "$u" ] && continue
+    case $u in *:*) echo "absolute link $u in $1"; missing=$((missing + 1)); continue ;; esac
+    f=$(realpath -m "$2/$u")
+    checked=$((checked + 1))
+    case $f in "$R"/*) ;; *) echo "link outside report/: $u in $1"; missing=$((missing + 1)); continue ;; esac
+    [ -e "$f" ] || { echo "missing: $u in $1"; missing=$((missing + 1)); }
+  done < <(grep -o '\(src\|href\)="[^"]*"' "$1" | sed 's/^[a-z]*="//; s/"$//')
+}
+for p in "${pages[@]}"; do check_links "$T/logs/$(basename "$p" .html).dom" "$(dirname "$R/$p")" >>"$T/links.txt"; done
+for f in "$R"/*.html "$R"/images/*.html; do check_links "$f" "$(dirname "$f")" >>"$T/links.txt"; done
+if [ "$missing" -eq 0 ] && [ "$checked" -gt $((4 * n_val)) ]; then ok
+else bad "$missing of $checked links broken or outside report/: $(head -n 5 "$T/links.txt")"; fi
+
+# the tables: every cell's data-v equals the CSV field, its text the field in percent (one decimal)
+D=$T/logs/index.dom
+for t in report sweep; do
+  csv=$T/demo/tables/$t.csv
+  got=$(awk -v src="data-source=\"$csv\"" 'index($0, src) {on = 1} on && /<tr><td/ {print} on && /<\/table>/ {exit}' "$D" |
+        grep -o 'data-v="[^"]*"' | sed 's/data-v="//; s/"$//' | paste -sd, -)
+  want=$(tail -n +2 "$csv" | paste -sd, -)
+  if [ -n "$want" ] && [ "$got" = "$want" ]; then ok; else bad "$t table: data-v '${got:0:120}' != CSV '${want:0:120}'"; fi
+  shown=$(awk -v src="data-source=\"$csv\"" 'index($0, src) {on = 1} on && /<tr><td/ {print} on && /<\/table>/ {exit}' "$D" |
+          sed 's/<\/td>/\n/g' | sed -n 's/.*<td [^>]*>//p' | sed 's/<[^>]*>//g' | paste -sd, -)
+  expect=$(tail -n +2 "$csv" | tr ',' '\n' | awk '/^-?[0-9.]+(e-?[0-9]+)?$/ {printf "%.1f\n", 100 * $1; next} {print}' | paste -sd, -)
+  if [ "$shown" = "$expect" ]; then ok; else bad "$t table text '${shown:0:120}' != CSV in percent '${expect:0:120}'"; fi
+done
+# the galleries: every val image once, in order of Jaccard (ties in CSV order), the first page shown
+for n in $NETS; do
+  dom=$T/logs/gallery-$n-$S.dom csv=$T/demo/scores/$n/val-$S/$S.csv
+  got=$(grep -o '<li class="item" data-id="[^"]*"' "$dom" | sed 's/.*data-id="//; s/"$//')
+  want=$(tail -n +2 "$csv" | sort -t, -k3,3g -s | cut -d, -f1)
+  if [ "$got" = "$want" ]; then ok; else bad "gallery of $n: order $(paste -sd' ' <<<"$got") != $(paste -sd' ' <<<"$want")"; fi
+  if [ "$(sort <<<"$got")" = "$(sort "$VAL")" ]; then ok; else bad "gallery of $n does not list every val image"; fi
+  jac=$(grep -o '<li class="item" [^>]*' "$dom" | grep -o 'data-jaccard="[^"]*"' | sed 's/.*="//; s/"$//')
+  if sort -g -C <<<"$jac"; then ok; else bad "gallery of $n: Jaccard not ascending: $(paste -sd' ' <<<"$jac")"; fi
+  vis=$(grep -o '<li class="item" [^>]*>' "$dom" | grep -vc ' hidden')
+  st=$(grep -o 'id="status"[^<]*' "$dom")
+  if [ "$vis" -eq "$((n_val < 100 ? n_val : 100))" ] && grep -q "images 1-$vis of $n_val" <<<"$st"; then ok
+  else bad "gallery of $n: $vis items shown, status '$st' (report.js did not run?)"; fi
+done
+# the image page: the ground truth and both networks' masks side by side
+img=$T/logs/$(head -n 1 "$VAL").dom
+if [ "$(grep -o '<figure' "$img" | wc -l)" -eq 3 ] && grep -q 'ground truth' "$img"; then ok
+else bad "image page: expected 3 pictures (ground truth, color, random)"; fi
+# DAVIS: one row per sequence and network, the frames where J falls most
+nseq=$(grep -c . "$T/demo/data/davis/ImageSets/2017/val.txt")
+rows=$(grep -c '<tr><td data-v="[^"]*" class="text"><a href="#seq-' "$T/logs/davis.dom")
+if [ "$rows" -eq $((2 * nseq)) ] && grep -q 'J falls most' "$T/logs/davis.dom"; then ok
+else bad "davis.html: $rows sequence rows, expected $((2 * nseq))"; fi
+
+# the screenshots
+chrome "$T/logs/shot-index" "$R/index.html" --hide-scrollbars --window-size=1280,1400 --screenshot="$T/report-index.png" >/dev/null
+chrome "$T/logs/shot-gallery" "$R/gallery-color-$S.html" --hide-scrollbars --window-size=1280,1000 \
+  --screenshot="$T/report-gallery.png" >/dev/null
+for s in "$T/report-index.png" "$T/report-gallery.png"; do
+  if [ -s "$s" ]; then ok; echo "screenshot: $s"; else bad "no screenshot $s"; fi
+done
+echo "report: $R/index.html ($(du -sh "$R" | cut -f1), $(find "$R" -type f | wc -l) files)"
+done_tests
