@@ -86,7 +86,8 @@ static int grid_build(bs_grid *g, const bs_params *p, const uint8_t *rgb, int w,
     int32_t prev_id = -1;
     int64_t *cell_x = kc_malloc((size_t)w * sizeof *cell_x); /* the spatial cell of each column */
     for (int x = 0; x < w; x++) cell_x[x] = (int64_t)((double)x / p->sigma_spatial);
-    for (int y = 0; y < h; y++)
+    for (int y = 0; y < h; y++) {
+        const int64_t cell_y = (int64_t)((double)y / p->sigma_spatial); /* (once a row) */
         for (int x = 0; x < w; x++) {
             size_t i = (size_t)y * w + x;
             const uint8_t *c = rgb + 3 * i;
@@ -97,7 +98,7 @@ static int grid_build(bs_grid *g, const bs_params *p, const uint8_t *rgb, int w,
                 a = fma((double)c[2], M[k][2], a);
                 yuv[k] = a + offset[k];
             }
-            int64_t co[DIM] = {cell_x[x], (int64_t)((double)y / p->sigma_spatial),
+            int64_t co[DIM] = {cell_x[x], cell_y,
                                (int64_t)(yuv[0] / p->sigma_luma), (int64_t)(yuv[1] / p->sigma_chroma),
                                (int64_t)(yuv[2] / p->sigma_chroma)};
             int64_t hv = 0;
@@ -129,6 +130,7 @@ static int grid_build(bs_grid *g, const bs_params *p, const uint8_t *rgb, int w,
             g->vert[i] = prev_id = *s;
             prev_hv = hv;
         }
+    }
     free(cell_x);
     /* vertices in hash order, as np.unique gives them */
     hash_id *order = kc_malloc((n_uniq ? n_uniq : 1) * sizeof *order);
@@ -197,18 +199,24 @@ static void matvec(const sparse_rows *A, const double *x, double *y)
     }
 }
 
+/* y = A x, and the dot product <x, y> summed in row order (what dot(x, y) afterwards would give) */
+static double matvec_dot(const sparse_rows *A, const double *x, double *y)
+{
+    double d = 0;
+    for (int i = 0; i < A->n; i++) {
+        double s = 0;
+        for (int32_t e = A->start[i]; e < A->start[i + 1]; e++) s += A->val[e] * x[A->col[e]];
+        y[i] = s;
+        d += x[i] * s;
+    }
+    return d;
+}
+
 static double norm2(const double *x, int n)
 {
     double s = 0;
     for (int i = 0; i < n; i++) s += x[i] * x[i];
     return sqrt(s);
-}
-
-static double dot(const double *a, const double *b, int n)
-{
-    double s = 0;
-    for (int i = 0; i < n; i++) s += a[i] * b[i];
-    return s;
 }
 
 struct bs_solver {
@@ -317,20 +325,28 @@ void bs_run(bs_solver *s, const double *target, double *out, bs_stats *st)
         st->residual = resid;
         if (!(resid < atol))
             for (int it = 1; it <= p->cg_maxiter; it++) {
-                for (int v = 0; v < nv; v++) z[v] = s->minv[v] * r[v];
-                double rho = dot(r, z, nv);
+                /* the same operations in the same order as z = M r, rho = <r, z>, p = z + beta p,
+                 * q = A p, alpha = rho / <p, q>, y += alpha p, r -= alpha q, |r|, in fewer passes */
+                double rho = 0;
+                for (int v = 0; v < nv; v++) {
+                    z[v] = s->minv[v] * r[v];
+                    rho += r[v] * z[v];
+                }
                 if (it > 1) {
                     double beta = rho / rho_prev;
                     for (int v = 0; v < nv; v++) pp[v] = z[v] + beta * pp[v];
                 } else {
                     memcpy(pp, z, (size_t)nv * sizeof *pp);
                 }
-                matvec(&s->A, pp, q);
-                double alpha = rho / dot(pp, q, nv);
-                for (int v = 0; v < nv; v++) y[v] += alpha * pp[v];
-                for (int v = 0; v < nv; v++) r[v] += -alpha * q[v];
+                double alpha = rho / matvec_dot(&s->A, pp, q);
+                double rr = 0;
+                for (int v = 0; v < nv; v++) {
+                    y[v] += alpha * pp[v];
+                    r[v] += -alpha * q[v];
+                    rr += r[v] * r[v];
+                }
                 st->cg_iters = it;
-                resid = norm2(r, nv);
+                resid = sqrt(rr);
                 int done = resid <= atol;
                 if (done && it > 1) { /* SciPy rechecks with the true residual */
                     matvec(&s->A, y, tmp);

@@ -30,6 +30,7 @@ int main(int argc, char **argv)
         return 2;
     }
     int runs = argc > 2 ? atoi(argv[2]) : 3;
+    kc_keep_freed_memory(); /* as kc-refine runs: an image's buffers are reused, not mapped afresh */
     kc_image img;
     if (image_load_rgb(argv[1], &img) < 0) kc_die();
     uint8_t *rgb480 = kc_malloc(480 * 480 * 3), lab[30 * 30], *m = kc_malloc(480 * 480), *out = kc_malloc(480 * 480);
