@@ -970,6 +970,34 @@ int cache_piece_attr_i32(cache_piece *p, const char *dset, const char *name, int
     return piece_attr(p, dset, name, H5T_NATIVE_INT32, &val, -1);
 }
 
+int cache_piece_attr_sha(cache_piece *p, const char *dset, const uint8_t sha[32])
+{
+    int32_t v[8];
+    memcpy(v, sha, 32);
+    return piece_attr(p, dset, CACHE_IMAGE_SHA, H5T_NATIVE_INT32, v, 8);
+}
+
+int cache_read_image_sha(const cache_reader *r, const char *src_dset, uint8_t sha[32])
+{
+    if (!cache_has_attr(r, src_dset, CACHE_IMAGE_SHA)) return 0;
+    int32_t v[8];
+    int rc;
+    HDF5_LOCK
+    rc = read_attr(r, src_dset, CACHE_IMAGE_SHA, H5T_NATIVE_INT32, v, 8);
+    if (rc < 0) return -1;
+    if (rc != 8) return kc_fail("%s: attribute %s of %s has %d values, not 8", r->path, CACHE_IMAGE_SHA, src_dset, rc);
+    memcpy(sha, v, 32);
+    return 1;
+}
+
+int cache_piece_copy_image_sha(cache_piece *p, const char *dset, const cache_reader *r, const char *src_dset)
+{
+    uint8_t sha[32];
+    int h = cache_read_image_sha(r, src_dset, sha);
+    if (h <= 0) return h;
+    return cache_piece_attr_sha(p, dset, sha);
+}
+
 static void piece_free(cache_piece *p)
 {
     kc_cleanup_drop(p->slot);

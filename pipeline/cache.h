@@ -138,6 +138,16 @@ int cache_piece_put_f32(cache_piece *p, const char *dset, const float *data, int
 int cache_piece_put_u8(cache_piece *p, const char *dset, const uint8_t *data, int rank, const int64_t *dims);
 int cache_piece_attr_f32(cache_piece *p, const char *dset, const char *name, const float *vals, int n);
 int cache_piece_attr_i32(cache_piece *p, const char *dset, const char *name, int32_t val);
+/* The sha256 of each image's file: kc-extract records it on every dataset of the image as the
+ * attribute CACHE_IMAGE_SHA (8 int32, the 32 bytes in order); kc-center, kc-decode and kc-refine
+ * carry it to their datasets (cache_piece_copy_image_sha) and kc-refine checks it against the image
+ * it reads.  Caches older than it have none. */
+#define CACHE_IMAGE_SHA "image_sha256"
+int cache_piece_attr_sha(cache_piece *p, const char *dset, const uint8_t sha[32]);
+/* 1 and the bytes when src_dset of r carries the hash, 0 when it does not, -1 on error. */
+int cache_read_image_sha(const cache_reader *r, const char *src_dset, uint8_t sha[32]);
+/* Copies the hash of r's src_dset (if any) to the piece's dset. */
+int cache_piece_copy_image_sha(cache_piece *p, const char *dset, const cache_reader *r, const char *src_dset);
 /* Closes, fsyncs and renames the piece into place; frees p (also on failure). */
 int cache_piece_commit(cache_piece *p);
 void cache_piece_abort(cache_piece *p);

@@ -118,7 +118,8 @@ int main(int argc, char **argv)
                 for (int k = 0; k < dim; k++) keys[(size_t)t * dim + k] = (float)(keys[(size_t)t * dim + k] - mean[k]);
             float mn = (float)sqrt(norm);
             int64_t dims[2] = {n_tok, dim};
-            if (cache_piece_put_f32(pc, dk, keys, 2, dims) < 0 || cache_piece_attr_f32(pc, dk, "mean_norm", &mn, 1) < 0) {
+            if (cache_piece_put_f32(pc, dk, keys, 2, dims) < 0 || cache_piece_attr_f32(pc, dk, "mean_norm", &mn, 1) < 0 ||
+                cache_piece_copy_image_sha(pc, dk, r, dk) < 0) {
                 cache_piece_abort(pc);
                 kc_die();
             }
@@ -134,7 +135,7 @@ int main(int argc, char **argv)
                     kc_die();
                 }
                 int64_t tdims[2] = {rows, cols};
-                if (cache_piece_put_f32(pc, dt, tok, 2, tdims) < 0) {
+                if (cache_piece_put_f32(pc, dt, tok, 2, tdims) < 0 || cache_piece_copy_image_sha(pc, dt, r, dt) < 0) {
                     cache_piece_abort(pc);
                     kc_die();
                 }

@@ -146,7 +146,7 @@ static int decode_attn(const char *features, const char *kind, const char *setti
             int64_t dims[3] = {heads, gh, gw};
             float mf = (float)mass;
             if (cache_piece_put_u8(pc, md, masks, 3, dims) < 0 || cache_piece_attr_f32(pc, md, "mass", &mf, 1) < 0 ||
-                cache_piece_attr_i32(pc, md, "knife_edge_heads", knife) < 0) {
+                cache_piece_attr_i32(pc, md, "knife_edge_heads", knife) < 0 || cache_piece_copy_image_sha(pc, md, r, dset) < 0) {
                 cache_piece_abort(pc);
                 kc_die();
             }
@@ -262,17 +262,20 @@ int main(int argc, char **argv)
             for (int i = i0; i < i1; i++) {
                 ncut_result *rs = &res[(size_t)(i - i0) * grid.n + s];
                 char *dset = kc_strfmt("/masks/%s/%s", grid.set[s].id, r->index.ids[i]);
+                char *fdset = kc_strfmt("/features/%s/%s", kind, r->index.ids[i]);
                 int64_t dims[2] = {r->index.grid[2 * i], r->index.grid[2 * i + 1]};
                 if (cache_piece_put_u8(pc, dset, rs->labels, 2, dims) < 0 ||
                     cache_piece_attr_f32(pc, dset, "lambda2", rs->lambda2, rs->n_masks) < 0 ||
                     cache_piece_attr_f32(pc, dset, "eigengap", rs->eigengap, rs->n_masks) < 0 ||
                     cache_piece_attr_i32(pc, dset, "degenerate", rs->degenerate) < 0 ||
                     cache_piece_attr_i32(pc, dset, "knife_edge", rs->knife) < 0 ||
-                    cache_piece_attr_f32(pc, dset, "knife_margin", &rs->knife_margin, 1) < 0) {
+                    cache_piece_attr_f32(pc, dset, "knife_margin", &rs->knife_margin, 1) < 0 ||
+                    cache_piece_copy_image_sha(pc, dset, r, fdset) < 0) {
                     cache_piece_abort(pc);
                     kc_die();
                 }
                 free(dset);
+                free(fdset);
             }
         if (cache_piece_commit(pc) < 0) kc_die();
         for (int k = 0; k < i1 - i0; k++) {

@@ -79,6 +79,7 @@ typedef struct extract_job {
     int gh, gw;                  /* the grid from the image's header */
     float *chw;                  /* (3, gh*patch, gw*patch) normalised, NULL once run */
     float *keys, *tokens, *attn; /* outputs, or NULL when not wanted */
+    uint8_t sha[32];             /* the image file's sha256 (CACHE_IMAGE_SHA on its datasets) */
 } extract_job;
 
 /* The cache piece of one batch, written (HDF5, flush, fsync, rename) by a thread of its own while
@@ -110,6 +111,7 @@ static int piece_write_jobs(piece_task *t)
             if (!outs[o].data) continue;
             char *name = kc_strfmt("/features/%s/%s", outs[o].kind, t->ids[k]);
             rc = cache_piece_put_f32(piece, name, outs[o].data, 2, outs[o].dims);
+            if (rc == 0) rc = cache_piece_attr_sha(piece, name, j->sha);
             free(name);
         }
         free(j->keys);
@@ -151,6 +153,16 @@ static int job_decode(extract_job *j, kc_policy policy, int patch, char *errmsg,
     kc_image im = {0, 0, NULL};
     int bh = 0, bw = 0, rc = 0;
     j->chw = NULL;
+    char hex[65];
+    if (sha256_file(j->path, hex) < 0) {
+        job_error(errmsg, size, NULL);
+        return -1;
+    }
+    for (int k = 0; k < 32; k++) {
+        unsigned v;
+        sscanf(hex + 2 * k, "%2x", &v);
+        j->sha[k] = (uint8_t)v;
+    }
     if (image_load_rgb(j->path, &im) < 0 || policy_prepare(&im, policy, patch, &j->chw, &bh, &bw) < 0) {
         job_error(errmsg, size, NULL);
         rc = -1;

@@ -31,6 +31,7 @@
 #include "pipeline/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/progress.h"
+#include "pipeline/sha256.h"
 #include "pipeline/shard.h"
 
 enum { BATCH = 8, MAX_ROUNDS = 16 };
@@ -264,6 +265,21 @@ int main(int argc, char **argv)
         if (w != W || h != H)
             kc_die_msg("%s: is %dx%d, but the masks of %s were made from a %dx%d image (changed since?)", ds.paths[j], w, h,
                        id, W, H);
+        /* the image's file hash, when kc-extract recorded it (caches of older versions have none) */
+        if (n_settings > 0) {
+            char *d0 = kc_strfmt("/masks/%s/%s", settings[0], id), hex[65];
+            uint8_t want[32];
+            int has = cache_read_image_sha(r, d0, want);
+            if (has < 0 || (has && sha256_file(ds.paths[j], hex) < 0)) kc_die();
+            if (has) {
+                char whex[65];
+                for (int k = 0; k < 32; k++) snprintf(whex + 2 * k, 3, "%02x", want[k]);
+                if (strcmp(hex, whex))
+                    kc_die_msg("%s: changed since the masks of %s in %s were made (sha256 %.12s, recorded %.12s)", ds.paths[j],
+                               id, masks, hex, whex);
+            }
+            free(d0);
+        }
         voc_expected_grid(policy, patch, W, H, &gh, &gw);
         if (gh != r->index.grid[2 * i] || gw != r->index.grid[2 * i + 1])
             kc_die_msg("%s: image %s has a %dx%d grid; %s with patch %d gives %dx%d for %dx%d pixels (another policy?)",
@@ -340,6 +356,7 @@ int main(int argc, char **argv)
                 if (rc == 0 && m->has_knife) rc = cache_piece_attr_f32(pc, dset, "knife_margin", &m->knife_margin, 1);
                 if (rc == 0) rc = cache_piece_attr_f32(pc, dset, "refine_iou", m->iou, m->n_rounds);
                 if (rc == 0) rc = cache_piece_attr_i32(pc, dset, "refine_dropped", m->dropped);
+                if (rc == 0) rc = cache_piece_copy_image_sha(pc, dset, r, dset);
                 if (rc < 0) {
                     cache_piece_abort(pc);
                     kc_die();

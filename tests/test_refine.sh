@@ -116,6 +116,25 @@ if [ "$(cmp -s $V/JPEGImages/$first.jpg $T/voc2/JPEGImages/$first.jpg; echo $?)"
 fi
 check_bad "an image changed since" "$first.jpg: is 77x51, but the masks of $first were made from" $T/x2.h5 \
   $R --masks $T/m1.h5 --dataset voc:$T/voc2:val --method bs --out $T/x2.h5
+# the same size, other bytes (one byte appended after the JPEG's end: the pixels stay, the file changed):
+# refused on the file hash kc-extract recorded
+cp -r $V $T/voc3
+printf 'x' >>$T/voc3/JPEGImages/$first.jpg
+check_bad "an image changed since (same size)" "$first.jpg: changed since the masks of $first in .*m1.h5 were made \(sha256" \
+  $T/x6.h5 $R --masks $T/m1.h5 --dataset voc:$T/voc3:val --method bs --out $T/x6.h5
+# the hash is carried: keys -> masks -> refined masks (and shard merges copy it)
+if have_py; then
+  n_sha=$($PY -c "import h5py, sys
+f = h5py.File(sys.argv[1], 'r'); g = h5py.File(sys.argv[2], 'r'); k = h5py.File(sys.argv[3], 'r')
+ids = [i.decode() for i in f['index/ids'][()]]
+ok = 0
+for i in ids:
+    a = k['features/keys/' + i].attrs['image_sha256']; b = f['masks/t0.15-bin-mean-corners-n1/' + i].attrs['image_sha256']
+    c = g['masks/t0.15-bin-mean-corners-n1/' + i].attrs['image_sha256']
+    ok += bool((a == b).all() and (b == c).all() and len(a) == 8)
+print(ok, len(ids))" $T/m1.h5 $T/bs.h5 $T/keys.h5 2>&1)
+  [ "${n_sha% *}" = "${n_sha#* }" ] && ok || bad "image_sha256 not carried from keys to masks to refined masks: $n_sha"
+fi
 check_bad "a constant out of range" "crf-bi-srgb must be in" $T/x3.h5 \
   $R --masks $T/m1.h5 --dataset voc:$V:val --method crf --crf-bi-srgb 0 --out $T/x3.h5
 check_bad "a negative lambda" "bs-lambda must be in" $T/x3.h5 \
