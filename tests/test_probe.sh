@@ -50,6 +50,12 @@ else
     parity davis --trace "$T/dv-trace" --features "$T/davis.h5" --labels "$SH/davis" --kind davis --classes 2 --epochs 5 \
       --drop-at 3 --head "$T/dv.safetensors" --loss "$T/dv.loss.csv" --val-features "$T/davis.h5" \
       --val-ids "$T/dv-trace/ids.txt" --val-labels "$SH/davis" --val-kind davis --summary "$T/dv-eval/summary.csv"
+    # --eval-size full: at each frame's own 854x480
+    "$B"/kc-probe eval --head "$T/dv.safetensors" --features "$T/davis.h5" --labels "davis:$SH/davis:val" --out "$T/dv-full" \
+      --eval-size full --ledger "$T/ledger-full.tsv" 2>"$T/err" || bad "davis eval full: $(cat "$T/err")"
+    parity davis-full --trace "$T/dv-trace" --features "$T/davis.h5" --labels "$SH/davis" --kind davis --classes 2 --epochs 5 \
+      --drop-at 3 --head "$T/dv.safetensors" --loss "$T/dv.loss.csv" --val-features "$T/davis.h5" --val-full \
+      --val-ids "$T/dv-trace/ids.txt" --val-labels "$SH/davis" --val-kind davis --summary "$T/dv-full/summary.csv"
     parity voc --trace "$T/voc-trace" --features "$T/labelme.h5" --labels "$SH/voc_labelme" --batch 2 --lr 0.05 --epochs 8 \
       --drop-at 6 --size 448 --head "$T/voc.safetensors" --loss "$T/voc.loss.csv" --val-features "$T/official.h5" \
       --val-ids "$T/official-ids.txt" --val-labels "$SH/voc_official" --summary "$T/voc-eval/summary.csv"

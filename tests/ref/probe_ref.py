@@ -74,9 +74,17 @@ def load_tokens(path, ids):
 
 
 def miou_of(conv, x, y, C, M):
+    """y: a (n, M, M) tensor, or a list of full-size label maps (--eval-size full)"""
     conf = torch.zeros(C, C, dtype=torch.int64)
     with torch.no_grad():
         for k in range(0, x.shape[0], 16):
+            if isinstance(y, list):  # each image at its own size
+                for j in range(k, min(k + 16, x.shape[0])):
+                    t = y[j]
+                    pred = F.interpolate(conv(x[j:j + 1]), size=tuple(t.shape), mode="bilinear", align_corners=False).argmax(1)[0]
+                    v = t != 255
+                    conf += torch.bincount(t[v] * C + pred[v], minlength=C * C).reshape(C, C)
+                continue
             logits = F.interpolate(conv(x[k:k + 16]), size=(M, M), mode="bilinear", align_corners=False)
             pred = logits.argmax(1)
             t = y[k:k + 16]
@@ -112,6 +120,7 @@ def main():
     ap.add_argument("--val-kind", default="voc")
     ap.add_argument("--val-label-dir", default="SegmentationClass")
     ap.add_argument("--summary")
+    ap.add_argument("--val-full", action="store_true", help="compare at each label's own size (--eval-size full)")
     a = ap.parse_args()
     torch.set_num_threads(max(1, os.cpu_count() or 1))
 
@@ -166,7 +175,11 @@ def main():
     if a.val_features:
         vids = open(a.val_ids).read().split()
         vx = load_tokens(a.val_features, vids)
-        vy = load_labels(a.val_labels, a.val_kind, a.val_label_dir, vids, a.size, a.mask)
+        if a.val_full:
+            vy = [torch.from_numpy(np.asarray(Image.open(label_path(a.val_labels, a.val_kind, a.val_label_dir, i))).astype(np.int64))
+                  for i in vids]
+        else:
+            vy = load_labels(a.val_labels, a.val_kind, a.val_label_dir, vids, a.size, a.mask)
         miou, ncls = miou_of(conv, vx, vy, C, a.mask)
         line = open(a.summary).read().strip().split("\n")[1].split(",")
         kc_miou, kc_ncls = float(line[0]), int(line[1])
