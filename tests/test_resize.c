@@ -30,25 +30,30 @@ static size_t diff_stats(const uint8_t *a, const uint8_t *b, size_t n, int *wors
     return nd;
 }
 
-static resize_fn method_fn(const char *m) { return strcmp(m, "lanczos") == 0 ? resize_lanczos_pillow : resize_bilinear_cv; }
+/* "lanczos" (Pillow), "linear" (OpenCV), "bilinear" (Pillow's BILINEAR, the probe's policies) */
+static resize_fn method_fn(const char *m)
+{
+    return !strcmp(m, "lanczos") ? resize_lanczos_pillow : !strcmp(m, "bilinear") ? resize_bilinear_pillow : resize_bilinear_cv;
+}
 
-static void test_small(void)
+/* The 97x61 crop resized as each line of tsv ("method w h") says, against the bytes in bin. */
+static void check_small(const char *tsv, const char *bin, const char *script, int at_least)
 {
     uint8_t *crop, *ref;
     size_t crop_n, ref_n;
-    if (kc_read_file(DATA "/resize_crop.rgb", &crop, &crop_n) < 0 || kc_read_file(DATA "/resize_small.bin", &ref, &ref_n) < 0) {
-        CHECK(0, "%s (run tests/ref/image_refs.py)", kc_error());
+    if (kc_read_file(DATA "/resize_crop.rgb", &crop, &crop_n) < 0 || kc_read_file(bin, &ref, &ref_n) < 0) {
+        CHECK(0, "%s (run %s)", kc_error(), script);
         return;
     }
     CHECK(crop_n == 97 * 61 * 3, "resize_crop.rgb size %zu", crop_n);
-    FILE *f = fopen(DATA "/resize_small.tsv", "r");
+    FILE *f = fopen(tsv, "r");
     char method[32];
     int w, h, n = 0, exact = 0, worst_all = 0;
     size_t off = 0;
     while (f && fscanf(f, "%31s %d %d", method, &w, &h) == 3) {
         size_t sz = (size_t)w * h * 3;
         if (off + sz > ref_n) {
-            CHECK(0, "resize_small.bin too short");
+            CHECK(0, "%s too short", bin);
             break;
         }
         uint8_t *out = kc_malloc(sz);
@@ -63,11 +68,13 @@ static void test_small(void)
         free(out);
     }
     if (f) fclose(f);
-    printf("small resizes: %d of %d exact, worst |diff| %d\n", exact, n, worst_all);
-    CHECK(n >= 30, "only %d small resizes", n);
+    printf("small resizes (%s): %d of %d exact, worst |diff| %d\n", tsv, exact, n, worst_all);
+    CHECK(n >= at_least, "only %d small resizes in %s", n, tsv);
     free(crop);
     free(ref);
 }
+
+static void test_small(void) { check_small(DATA "/resize_small.tsv", DATA "/resize_small.bin", "tests/ref/image_refs.py", 30); }
 
 static void test_real(void)
 {
@@ -294,47 +301,15 @@ static void test_lanczos_shapes(void)
  * policies of the linear probe), against tests/ref/probe_refs.py; byte-exact. */
 static void test_pillow_bilinear(void)
 {
-    uint8_t *crop, *ref;
-    size_t crop_n, ref_n;
-    if (kc_read_file(DATA "/resize_crop.rgb", &crop, &crop_n) < 0 ||
-        kc_read_file("tests/data/probe/resize_small.bin", &ref, &ref_n) < 0) {
-        CHECK(0, "%s (run tests/ref/probe_refs.py)", kc_error());
-        return;
-    }
-    FILE *f = fopen("tests/data/probe/resize_small.tsv", "r");
-    char method[32];
-    int w, h, n = 0, worst_all = 0;
-    size_t off = 0;
-    while (f && fscanf(f, "%31s %d %d", method, &w, &h) == 3) {
-        size_t sz = (size_t)w * h * 3;
-        if (off + sz > ref_n) {
-            CHECK(0, "resize_small.bin too short");
-            break;
-        }
-        uint8_t *out = kc_malloc(sz);
-        resize_bilinear_pillow(crop, 97, 61, out, w, h);
-        int worst;
-        size_t nd = diff_stats(out, ref + off, sz, &worst);
-        CHECK(nd == 0, "Pillow bilinear 97x61 -> %dx%d: %zu of %zu values differ, max |diff| %d (tol 0)", w, h, nd, sz, worst);
-        if (worst > worst_all) worst_all = worst;
-        n++;
-        off += sz;
-        free(out);
-    }
-    if (f) fclose(f);
-    printf("Pillow bilinear, small: %d resizes, worst |diff| %d\n", n, worst_all);
-    CHECK(n >= 10, "only %d Pillow bilinear resizes", n);
-    free(crop);
-    free(ref);
+    check_small("tests/data/probe/resize_small.tsv", "tests/data/probe/resize_small.bin", "tests/ref/probe_refs.py", 10);
     const char *shared = test_shared_data();
     if (!shared) {
         SKIP("shared data absent: square224 / square448 of real photos not checked");
         return;
     }
-    f = fopen("tests/data/probe/resize_real.tsv", "r");
+    FILE *f = fopen("tests/data/probe/resize_real.tsv", "r");
     char rel[1024], want[80];
-    int S, exact = 0;
-    n = 0;
+    int S, exact = 0, n = 0;
     while (f && fscanf(f, "%1023s %d %79s", rel, &S, want) == 3) {
         char *path = kc_strfmt("%s/%s", shared, rel);
         kc_image im;
