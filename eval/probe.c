@@ -118,9 +118,8 @@ struct probe_scratch {
     float *z, *tmp, *u, *mx, *sum, *gz;
 };
 
-probe_scratch *probe_scratch_new(const probe_geom *g, int classes, int dim)
+probe_scratch *probe_scratch_new(const probe_geom *g, int classes)
 {
-    (void)dim;
     probe_scratch *s = kc_calloc(1, sizeof *s);
     size_t G = (size_t)g->gh * g->gw, P = (size_t)g->mh * g->mw;
     s->z = kc_malloc(sizeof(float) * (size_t)classes * G);
@@ -331,6 +330,28 @@ double probe_iou(const int64_t *conf, int classes, double *iou, int64_t *tp, int
     return n ? sum / n : NAN;
 }
 
+int probe_read_summary(const char *dir, double *miou)
+{
+    char *path = kc_strfmt("%s/summary.csv", dir);
+    uint8_t *data = NULL;
+    size_t size;
+    int rc = kc_read_file(path, &data, &size);
+    if (rc == 0) {
+        const char *l2 = strchr((const char *)data, '\n');
+        char *end;
+        if (strncmp((const char *)data, "miou,classes,pixels", 19) || !l2) {
+            rc = kc_fail("%s: not a kc-probe summary (header miou,classes,pixels)", path);
+        } else {
+            *miou = strtod(l2 + 1, &end);
+            if (end == l2 + 1 || *end != ',' || !(*miou >= 0 && *miou <= 1))
+                rc = kc_fail("%s: miou is not a number in [0, 1]", path);
+        }
+    }
+    free(data);
+    free(path);
+    return rc;
+}
+
 /* ---- initialisation and order ------------------------------------------------------------------ */
 
 void probe_head_init(probe_head *h, int classes, int dim, uint64_t seed)
@@ -383,7 +404,7 @@ void probe_trainer_init(probe_trainer *t, probe_head *h, int gh, int gw, int mas
     t->bb = kc_calloc((size_t)h->classes, sizeof(float));
     probe_geom_init(&t->g, gh, gw, mask, mask);
     t->sc = kc_malloc(sizeof *t->sc * (size_t)t->n_threads);
-    for (int i = 0; i < t->n_threads; i++) t->sc[i] = probe_scratch_new(&t->g, h->classes, h->dim);
+    for (int i = 0; i < t->n_threads; i++) t->sc[i] = probe_scratch_new(&t->g, h->classes);
     t->dW = kc_malloc(sizeof(float) * (size_t)batch * CD);
     t->db = kc_malloc(sizeof(float) * (size_t)batch * h->classes);
     t->gw = kc_malloc(sizeof(float) * CD);

@@ -27,7 +27,7 @@
  * IoU_c = tp / (tp + fp + fn); mIoU = the mean over the classes with tp + fp + fn > 0.
  *
  *     probe_geom g;  probe_geom_init(&g, 14, 14, 100, 100);
- *     probe_scratch *s = probe_scratch_new(&g, C, D);
+ *     probe_scratch *s = probe_scratch_new(&g, C);
  *     double loss = probe_image_grad(&head, &g, tokens, labels, 1.0 / n_valid_batch, s, dW, db);
  *     probe_predict(&head, &g, tokens, s, pred);       // pred (mh, mw)
  *     probe_scratch_free(s);  probe_geom_free(&g);
@@ -60,7 +60,7 @@ void probe_upsample(const probe_geom *g, int C, const float *z, float *tmp, floa
 void probe_upsample_t(const probe_geom *g, int C, const float *gu, float *tmp, float *gz);
 
 typedef struct probe_scratch probe_scratch;
-probe_scratch *probe_scratch_new(const probe_geom *g, int classes, int dim);
+probe_scratch *probe_scratch_new(const probe_geom *g, int classes);
 void probe_scratch_free(probe_scratch *s);
 
 /* One image: tokens (gh * gw, D), labels (mh * mw) (0..C-1 or PROBE_IGNORE).  Writes the
@@ -110,6 +110,10 @@ void probe_trainer_init(probe_trainer *t, probe_head *h, int gh, int gw, int mas
 double probe_trainer_step(probe_trainer *t, const float *tokens, const uint8_t *const *labels, const long *valid,
                           float lr, float momentum, float weight_decay);
 void probe_trainer_free(probe_trainer *t);
+
+/* The mIoU of kc-probe eval's DIR/summary.csv (header miou,classes,pixels), a fraction in [0, 1];
+ * -1 with a message naming the file (absent, not such a summary, or a bad value). */
+int probe_read_summary(const char *dir, double *miou);
 
 /* Head initialised as PyTorch's Conv2d(dim, classes, 1) default: weight and bias uniform in
  * [-1/sqrt(dim), 1/sqrt(dim)] (kaiming_uniform_(a = sqrt 5) for the weight), drawn from the

@@ -379,7 +379,6 @@ static int open_impl(cache_reader *r, const char *path, const char *format, int 
 {
     memset(r, 0, sizeof *r);
     r->file = -1;
-    h5_quiet();
     if (!kc_exists(path)) return kc_fail("%s: no such file", path);
     if (H5Fis_hdf5(path) <= 0) return kc_fail("%s: not an HDF5 file (or damaged)", path);
     h5_why why;
@@ -794,7 +793,6 @@ int cache_writer_open_check(cache_writer *w, const char *path, const char *forma
                             int n_batches, int (*check)(void *ctx), void *ctx)
 {
     memset(w, 0, sizeof *w);
-    h5_quiet();
     w->path = kc_strdup(path);
     w->partial = kc_strfmt("%s.partial", path);
     w->format = kc_strdup(format);

@@ -28,6 +28,7 @@
 #include <png.h>
 
 #include "pipeline/kc.h"
+#include "pipeline/sha256.h"
 
 #define IMAGE_MAX_PIXELS (1ull << 28)
 
@@ -324,12 +325,20 @@ static int read_nonempty(const char *path, uint8_t **data, size_t *size)
     return 0;
 }
 
-int image_load_rgb(const char *path, kc_image *img)
+int image_load_rgb(const char *path, kc_image *img) { return image_load_rgb_sha(path, img, NULL); }
+
+int image_load_rgb_sha(const char *path, kc_image *img, uint8_t sha[32])
 {
     uint8_t *data;
     size_t size;
     memset(img, 0, sizeof *img);
     KC_TRY(read_nonempty(path, &data, &size));
+    if (sha) {
+        sha256_ctx c;
+        sha256_init(&c);
+        sha256_update(&c, data, size);
+        sha256_final(&c, sha);
+    }
     int rc;
     switch (sniff(data, size)) {
     case FMT_JPEG: rc = load_jpeg(path, data, size, img); break;

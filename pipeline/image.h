@@ -19,6 +19,8 @@ typedef struct kc_image {
 } kc_image;
 
 int image_load_rgb(const char *path, kc_image *img);
+/* The same, and the sha256 of the file's bytes as read (kc-extract records it). */
+int image_load_rgb_sha(const char *path, kc_image *img, uint8_t sha[32]);
 void image_free(kc_image *img);
 /* Width and height from the header only. */
 int image_size(const char *path, int *w, int *h);

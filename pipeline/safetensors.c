@@ -54,7 +54,17 @@ int st_open(st_file *f, const char *path, const uint8_t *data, size_t size)
     for (int i = 0; i < root.n; i++) {
         const char *name = root.keys[i];
         const json_value *v = &root.items[i];
-        if (!strcmp(name, "__metadata__")) continue;
+        if (!strcmp(name, "__metadata__")) {
+            for (int k = 0; k < json_count(v); k++) {
+                const char *s = json_string(json_item(v, k));
+                if (!s) continue;
+                f->meta_key = kc_realloc(f->meta_key, sizeof *f->meta_key * (size_t)(f->n_meta + 1));
+                f->meta_value = kc_realloc(f->meta_value, sizeof *f->meta_value * (size_t)(f->n_meta + 1));
+                f->meta_key[f->n_meta] = kc_strdup(json_key(v, k));
+                f->meta_value[f->n_meta++] = kc_strdup(s);
+            }
+            continue;
+        }
         st_tensor *t = &f->t[f->n];
         t->name = kc_strdup(name);
         f->n++;
@@ -142,7 +152,17 @@ void st_close(st_file *f)
 {
     for (int i = 0; i < f->n; i++) free(f->t[i].name);
     free(f->t);
+    for (int i = 0; i < f->n_meta; i++) free(f->meta_key[i]), free(f->meta_value[i]);
+    free(f->meta_key);
+    free(f->meta_value);
     memset(f, 0, sizeof *f);
+}
+
+const char *st_meta(const st_file *f, const char *key)
+{
+    for (int i = 0; i < f->n_meta; i++)
+        if (!strcmp(f->meta_key[i], key)) return f->meta_value[i];
+    return NULL;
 }
 
 /* ---- writing ---------------------------------------------------------------------------------- */

@@ -45,6 +45,8 @@ typedef struct st_file {
     const char *path;
     int n;
     st_tensor *t;          /* in header order */
+    int n_meta;            /* the string members of "__metadata__" */
+    char **meta_key, **meta_value;
 } st_file;
 
 /* 1 when the bytes look like a safetensors file (a plausible length followed by '{'). */
@@ -54,6 +56,8 @@ int st_open(st_file *f, const char *path, const uint8_t *data, size_t size);
 /* New row-major float32 copy of a F32 / F16 / BF16 tensor.  Returns 0, or -1 with a message. */
 int st_tensor_f32(const st_file *f, const st_tensor *t, float **out);
 void st_close(st_file *f);
+/* The "__metadata__" string of that key, or NULL (valid until st_close). */
+const char *st_meta(const st_file *f, const char *key);
 
 typedef struct st_out_tensor {
     const char *name;

@@ -119,6 +119,14 @@ void sha256_buf_hex(const void *data, size_t n, char hex[65])
 
 int sha256_file(const char *path, char hex[65])
 {
+    uint8_t d[32];
+    KC_TRY(sha256_file_raw(path, d));
+    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    return 0;
+}
+
+int sha256_file_raw(const char *path, uint8_t out[32])
+{
     FILE *f = fopen(path, "rb");
     if (!f) return kc_fail("%s: cannot open (%s)", path, strerror(errno));
     sha256_ctx c;
@@ -129,6 +137,6 @@ int sha256_file(const char *path, char hex[65])
     int err = ferror(f);
     fclose(f);
     if (err) return kc_fail("%s: read error", path);
-    sha256_hex(&c, hex);
+    sha256_final(&c, out);
     return 0;
 }

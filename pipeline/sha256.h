@@ -19,4 +19,6 @@ void sha256_final(sha256_ctx *c, uint8_t out[32]);
 void sha256_hex(sha256_ctx *c, char hex[65]);
 void sha256_buf_hex(const void *data, size_t n, char hex[65]);
 int sha256_file(const char *path, char hex[65]);
+/* The same digest as 32 bytes. */
+int sha256_file_raw(const char *path, uint8_t out[32]);
 #endif

@@ -153,17 +153,7 @@ static int job_decode(extract_job *j, kc_policy policy, int patch, char *errmsg,
     kc_image im = {0, 0, NULL};
     int bh = 0, bw = 0, rc = 0;
     j->chw = NULL;
-    char hex[65];
-    if (sha256_file(j->path, hex) < 0) {
-        job_error(errmsg, size, NULL);
-        return -1;
-    }
-    for (int k = 0; k < 32; k++) {
-        unsigned v;
-        sscanf(hex + 2 * k, "%2x", &v);
-        j->sha[k] = (uint8_t)v;
-    }
-    if (image_load_rgb(j->path, &im) < 0 || policy_prepare(&im, policy, patch, &j->chw, &bh, &bw) < 0) {
+    if (image_load_rgb_sha(j->path, &im, j->sha) < 0 || policy_prepare(&im, policy, patch, &j->chw, &bh, &bw) < 0) {
         job_error(errmsg, size, NULL);
         rc = -1;
     } else if (bh / patch != j->gh || bw / patch != j->gw) {

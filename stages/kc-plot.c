@@ -36,6 +36,7 @@
 #include "eval/figures.h"
 #include "eval/overlay.h"
 #include "eval/plot.h"
+#include "eval/probe.h"
 #include "pipeline/cache.h"
 #include "pipeline/image.h"
 #include "pipeline/ini.h"
@@ -387,30 +388,6 @@ static int read_davis_jf(const char *net, const char *dir, double *jf)
     return rc;
 }
 
-/* kc-probe eval's DIR/summary.csv: miou,classes,pixels */
-static int read_probe_miou(const char *net, const char *dir, double *miou)
-{
-    char *path = kc_strfmt("%s/summary.csv", dir);
-    uint8_t *data = NULL;
-    size_t size;
-    int rc = 0;
-    if (!kc_exists(path)) {
-        rc = kc_fail("network %s has no probe score yet: %s does not exist (run make probe first)", net, path);
-    } else if (kc_read_file(path, &data, &size) == 0) {
-        char *l2 = strchr((char *)data, '\n'), *end;
-        if (strncmp((char *)data, "miou,classes,pixels", 19) || !l2) rc = kc_fail("%s: not a kc-probe summary", path);
-        else {
-            *miou = strtod(l2 + 1, &end);
-            if (end == l2 + 1 || !(*miou >= 0 && *miou <= 1)) rc = kc_fail("%s: miou is not a number in [0, 1]", path);
-        }
-    } else {
-        rc = -1;
-    }
-    free(data);
-    free(path);
-    return rc;
-}
-
 static int cmd_curves(int argc, char **argv)
 {
     named *voc = NULL, *davis = NULL, *probe = NULL;
@@ -491,7 +468,10 @@ static int cmd_curves(int argc, char **argv)
         int i = 0;
         while (i < n_voc && strcmp(voc[i].name, probe[d].name)) i++;
         if (i == n_voc) kc_die_msg("--probe %s=%s: no --voc scores of network %s", probe[d].name, probe[d].path, probe[d].name);
-        if (read_probe_miou(probe[d].name, probe[d].path, &f.points[i].v[FIG_PROBE_MIOU]) < 0) kc_die();
+        if (probe_read_summary(probe[d].path, &f.points[i].v[FIG_PROBE_MIOU]) < 0) {
+            kc_fail_prefix("network %s (run make probe first?)", probe[d].name);
+            kc_die();
+        }
     }
     ini_file pub = {0};
     if (published) {

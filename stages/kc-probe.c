@@ -412,65 +412,41 @@ static int st_get(const st_file *f, const char *name, int ndim, const int64_t *s
     return kc_fail("%s: no tensor %s", f->path, name);
 }
 
-/* metadata value of a safetensors file's header (NULL when absent); a new string */
-static char *st_meta(const uint8_t *data, size_t size, const char *key)
-{
-    if (size < 8) return NULL;
-    uint64_t n = 0;
-    for (int i = 7; i >= 0; i--) n = (n << 8) | data[i];
-    if (n > size - 8) return NULL;
-    char *hdr = kc_malloc(n + 1);
-    memcpy(hdr, data + 8, n);
-    hdr[n] = 0;
-    char *pat = kc_strfmt("\"%s\":\"", key), *p = strstr(hdr, pat), *v = NULL;
-    if (p) {
-        p += strlen(pat);
-        char *e = p;
-        while (*e && *e != '"') e += e[0] == '\\' && e[1] ? 2 : 1;
-        v = kc_malloc((size_t)(e - p) + 1);
-        memcpy(v, p, (size_t)(e - p));
-        v[e - p] = 0;
-    }
-    free(pat);
-    free(hdr);
-    return v;
-}
-
 static int load_ckpt(const char *path, probe_head *h, float *bw, float *bb, const char *fingerprint, ckpt *c)
 {
     uint8_t *data;
     size_t size;
     KC_TRY(kc_read_file(path, &data, &size));
-    int rc = 0;
-    char *fp = st_meta(data, size, "fingerprint"), *ep = st_meta(data, size, "epochs_done"),
-         *ls = st_meta(data, size, "losses");
-    if (!fp || strcmp(fp, fingerprint) || !ep || !ls) rc = kc_fail("%s: a checkpoint of another run", path);
     st_file f;
-    if (rc == 0 && st_open(&f, path, data, size) == 0) {
-        int64_t sw[2] = {h->classes, h->dim}, sb[1] = {h->classes};
-        float *w = NULL, *b = NULL, *mw = NULL, *mb = NULL;
-        if (st_get(&f, "weight", 2, sw, 0, &w) < 0 || st_get(&f, "bias", 1, sb, 0, &b) < 0 ||
-            st_get(&f, "momentum.weight", 2, sw, 0, &mw) < 0 || st_get(&f, "momentum.bias", 1, sb, 0, &mb) < 0) {
-            rc = -1;
-        } else {
-            memcpy(h->w, w, sizeof(float) * (size_t)h->classes * h->dim);
-            memcpy(h->b, b, sizeof(float) * (size_t)h->classes);
-            memcpy(bw, mw, sizeof(float) * (size_t)h->classes * h->dim);
-            memcpy(bb, mb, sizeof(float) * (size_t)h->classes);
-            c->epochs_done = atoi(ep);
-            c->losses = kc_calloc((size_t)c->epochs_done + 1, sizeof(double));
-            char *s = ls;
-            for (int i = 0; i < c->epochs_done; i++) {
-                c->losses[i] = strtod(s, &s);
-                if (*s == ',') s++;
-            }
-        }
-        free(w), free(b), free(mw), free(mb);
-        st_close(&f);
-    } else if (rc == 0) {
-        rc = -1;
+    if (st_open(&f, path, data, size) < 0) {
+        free(data);
+        return -1;
     }
-    free(fp), free(ep), free(ls);
+    int rc = 0;
+    const char *fp = st_meta(&f, "fingerprint"), *ep = st_meta(&f, "epochs_done"), *ls = st_meta(&f, "losses");
+    int64_t sw[2] = {h->classes, h->dim}, sb[1] = {h->classes};
+    float *w = NULL, *b = NULL, *mw = NULL, *mb = NULL;
+    if (!fp || strcmp(fp, fingerprint) || !ep || !ls) {
+        rc = kc_fail("%s: a checkpoint of another run", path);
+    } else if (st_get(&f, "weight", 2, sw, 0, &w) < 0 || st_get(&f, "bias", 1, sb, 0, &b) < 0 ||
+               st_get(&f, "momentum.weight", 2, sw, 0, &mw) < 0 || st_get(&f, "momentum.bias", 1, sb, 0, &mb) < 0) {
+        rc = -1;
+    } else {
+        memcpy(h->w, w, sizeof(float) * (size_t)h->classes * h->dim);
+        memcpy(h->b, b, sizeof(float) * (size_t)h->classes);
+        memcpy(bw, mw, sizeof(float) * (size_t)h->classes * h->dim);
+        memcpy(bb, mb, sizeof(float) * (size_t)h->classes);
+        c->epochs_done = atoi(ep);
+        c->losses = kc_calloc((size_t)c->epochs_done + 1, sizeof(double));
+        const char *p = ls;
+        for (int i = 0; i < c->epochs_done; i++) {
+            char *end;
+            c->losses[i] = strtod(p, &end);
+            p = *end == ',' ? end + 1 : end;
+        }
+    }
+    free(w), free(b), free(mw), free(mb);
+    st_close(&f);
     free(data);
     return rc;
 }
@@ -557,14 +533,14 @@ static int cmd_train(const opts *o)
 
     probe_head h;
     probe_head_init(&h, C, D, (uint64_t)o->seed);
-    float *bw = kc_calloc((size_t)C * D, sizeof(float)), *bb = kc_calloc((size_t)C, sizeof(float));
+    probe_trainer tr; /* (its momentum buffers are what a checkpoint restores) */
+    probe_trainer_init(&tr, &h, gh, gw, M, o->batch);
     ckpt ck = {0, kc_calloc((size_t)o->epochs + 1, sizeof(double))};
     char *ck_path = kc_strfmt("%s/checkpoint.safetensors", partial);
     if (kc_exists(ck_path)) {
         ckpt got = {0, NULL};
-        if (load_ckpt(ck_path, &h, bw, bb, fingerprint, &got) < 0) {
-            kc_die_msg("%s: %s; remove %s to start over, or rerun the original command", partial, kc_error(), partial);
-        }
+        if (load_ckpt(ck_path, &h, tr.bw, tr.bb, fingerprint, &got) < 0)
+            kc_die_msg("%s; remove %s to start over, or rerun the original command", kc_error(), partial);
         free(ck.losses);
         ck = got;
         ck.losses = kc_realloc(ck.losses, sizeof(double) * ((size_t)o->epochs + 1));
@@ -574,10 +550,6 @@ static int cmd_train(const opts *o)
     kc_on_interrupt(hint);
     free(hint);
 
-    probe_trainer tr;
-    probe_trainer_init(&tr, &h, gh, gw, M, o->batch);
-    memcpy(tr.bw, bw, sizeof(float) * (size_t)C * D);
-    memcpy(tr.bb, bb, sizeof(float) * (size_t)C);
     const int B = o->batch, n_batches = n / B;
     tr.steps = ck.epochs_done * n_batches;
     int *order = kc_malloc(sizeof(int) * (size_t)n);
@@ -666,7 +638,7 @@ static int cmd_train(const opts *o)
     free(losses), free(stem), free(csv_path), free(csv.s), free(ck_path), free(ck.losses);
     for (int k = 0; k < 2; k++) free(rd[k].buf);
     probe_trainer_free(&tr);
-    free(order), free(labs), free(valid), free(bw), free(bb);
+    free(order), free(labs), free(valid);
     probe_head_free(&h);
     label_maps_free(&lm, L.n);
     free(cix);
@@ -706,7 +678,8 @@ static int load_head(const char *path, probe_head *h, char **weights_sha)
         for (int i = 0; rc == 0 && i < h->classes * h->dim; i++)
             if (!isfinite(h->w[i])) rc = kc_fail("%s: weight holds a non-finite value", path);
     }
-    *weights_sha = rc == 0 ? st_meta(data, size, "weights_sha256") : NULL;
+    const char *ws = rc == 0 ? st_meta(&f, "weights_sha256") : NULL;
+    *weights_sha = ws ? kc_strdup(ws) : NULL;
     st_close(&f);
     free(data);
     return rc;
@@ -734,7 +707,6 @@ static int cmd_eval(const opts *o)
     if (!S && !o->full) kc_die_msg("%s: policy %s is not a square one; give the labels' size with --size S", o->features,
                                    cache_attr(&r, "policy") ? cache_attr(&r, "policy") : "?");
     const int C = h.classes, M = o->mask, G = gh * gw;
-    if (C > 255) kc_die_msg("%s: %d classes", o->head, C);
     label_maps lm;
     if (labels_load(&L, &r, cix, S, M, o->full, C, &lm) < 0) kc_die();
     if (lm.total == 0) kc_die_msg("%s: no valid pixel in the split (every label is %d)", o->labels, PROBE_IGNORE);
@@ -759,7 +731,7 @@ static int cmd_eval(const opts *o)
             if (!s || gmh != lm.h[i] || gmw != lm.w[i]) {
                 if (s) probe_scratch_free(s), probe_geom_free(&g);
                 probe_geom_init(&g, gh, gw, lm.h[i], lm.w[i]);
-                s = probe_scratch_new(&g, C, D);
+                s = probe_scratch_new(&g, C);
                 gmh = lm.h[i], gmw = lm.w[i];
             }
             char *ds = kc_strfmt("/features/tokens/%s", L.ids[i]);

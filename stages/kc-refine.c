@@ -267,17 +267,14 @@ int main(int argc, char **argv)
                        id, W, H);
         /* the image's file hash, when kc-extract recorded it (caches of older versions have none) */
         if (n_settings > 0) {
-            char *d0 = kc_strfmt("/masks/%s/%s", settings[0], id), hex[65];
-            uint8_t want[32];
+            char *d0 = kc_strfmt("/masks/%s/%s", settings[0], id);
+            uint8_t want[32], got[32];
             int has = cache_read_image_sha(r, d0, want);
-            if (has < 0 || (has && sha256_file(ds.paths[j], hex) < 0)) kc_die();
-            if (has) {
-                char whex[65];
-                for (int k = 0; k < 32; k++) snprintf(whex + 2 * k, 3, "%02x", want[k]);
-                if (strcmp(hex, whex))
-                    kc_die_msg("%s: changed since the masks of %s in %s were made (sha256 %.12s, recorded %.12s)", ds.paths[j],
-                               id, masks, hex, whex);
-            }
+            if (has < 0 || (has && sha256_file_raw(ds.paths[j], got) < 0)) kc_die();
+            if (has && memcmp(got, want, 32) != 0)
+                kc_die_msg("%s: changed since the masks of %s in %s were made (sha256 %02x%02x%02x%02x..., recorded "
+                           "%02x%02x%02x%02x...)", ds.paths[j], id, masks, got[0], got[1], got[2], got[3], want[0], want[1],
+                           want[2], want[3]);
             free(d0);
         }
         voc_expected_grid(policy, patch, W, H, &gh, &gw);

@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "eval/ledger.h"
+#include "eval/probe.h"
 #include "eval/table.h"
 #include "pipeline/kc.h"
 #include "pipeline/lock.h"
@@ -256,30 +257,6 @@ static int read_davis(net_scores *ns, const char *path)
     return rc;
 }
 
-/* DIR/summary.csv of kc-probe eval: miou,classes,pixels */
-static int read_probe(net_scores *ns, const char *dir)
-{
-    char *path = kc_strfmt("%s/summary.csv", dir);
-    uint8_t *data;
-    size_t size;
-    int rc = kc_read_file(path, &data, &size);
-    if (rc == 0) {
-        char *l1 = (char *)data, *l2 = strchr(l1, '\n');
-        if (!l2 || strncmp(l1, "miou,classes,pixels", 19) != 0) {
-            rc = kc_fail("%s: not a kc-probe summary (header miou,classes,pixels)", path);
-        } else {
-            *l2++ = 0;
-            char *v[4];
-            if (split_csv(l2, v, 4) < 3) rc = kc_fail("%s: the values line is short", path);
-            else rc = parse_num(path, 2, v[0], &ns->probe_miou);
-        }
-        free(data);
-    }
-    if (rc == 0) ns->has_probe = 1;
-    free(path);
-    return rc;
-}
-
 static int find_setting(const net_scores *ns, const char *s)
 {
     for (int i = 0; i < ns->n; i++)
@@ -421,7 +398,8 @@ int main(int argc, char **argv)
         int i = 0;
         while (i < n_dirs && (strncmp(nets[i].name, probe[k], (size_t)(eq - probe[k])) || nets[i].name[eq - probe[k]])) i++;
         if (i == n_dirs) kc_die_msg("--probe %s: no score folder of network '%.*s'", probe[k], (int)(eq - probe[k]), probe[k]);
-        if (read_probe(&nets[i], eq + 1) < 0) kc_die();
+        if (probe_read_summary(eq + 1, &nets[i].probe_miou) < 0) kc_die();
+        nets[i].has_probe = 1;
     }
     for (int k = 0; k < n_baselines; k++) {
         int i = 0;

@@ -168,7 +168,7 @@ static void test_gradient(void)
         long nv = probe_count_valid(lab, (long)M * M, C, "test");
         probe_geom g;
         probe_geom_init(&g, gh, gw, M, M);
-        probe_scratch *s = probe_scratch_new(&g, C, D);
+        probe_scratch *s = probe_scratch_new(&g, C);
         float *dW = kc_malloc(sizeof(float) * C * D), *db = kc_malloc(sizeof(float) * C);
         const float inv = (float)(1.0 / nv);
         double loss = probe_image_grad(&h, &g, tok, lab, inv, s, dW, db);
