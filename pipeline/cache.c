@@ -761,9 +761,11 @@ static int is_tmp_name(const char *name)
     return l > 4 && !strcmp(name + l - 4, ".tmp");
 }
 
-/* Under the lock: removes every file of the partial folder but the lock (keep_pieces: and the
- * finished pieces and notes); returns the number of finished pieces kept. */
-static int clear_partial(const cache_writer *w, int keep_pieces)
+/* Under the lock: removes files of the partial folder, never the lock: every one (CLEAR_ALL), the
+ * temporary ones only (CLEAR_TMP; returns the finished pieces kept), or all but the fingerprint. */
+enum { CLEAR_ALL, CLEAR_TMP, CLEAR_ALL_BUT_FINGERPRINT };
+
+static int clear_partial(const cache_writer *w, int mode)
 {
     DIR *d = opendir(w->partial);
     int have = 0;
@@ -771,7 +773,8 @@ static int clear_partial(const cache_writer *w, int keep_pieces)
     while (d && (e = readdir(d))) {
         const char *n = e->d_name;
         if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "lock") || !strncmp(n, "lock.", 5)) continue;
-        if (keep_pieces && !is_tmp_name(n)) {
+        if (mode == CLEAR_ALL_BUT_FINGERPRINT && !strcmp(n, "fingerprint")) continue;
+        if (mode == CLEAR_TMP && !is_tmp_name(n)) {
             if (!strncmp(n, "piece-", 6)) have++;
             continue;
         }
@@ -852,7 +855,7 @@ int cache_writer_open_check(cache_writer *w, const char *path, const char *forma
         if (pieces > 0)
             rc = kc_fail("%s holds pieces but no fingerprint (not a folder keycut left); remove it to start over",
                          w->partial);
-        if (rc == 0) clear_partial(w, 1); /* (temporary files; no piece is there) */
+        if (rc == 0) clear_partial(w, CLEAR_TMP); /* (no piece is there) */
         if (rc == 0) rc = kc_write_file_atomic(fp_path, fingerprint, strlen(fingerprint));
     } else {
         uint8_t *old = NULL;
@@ -865,7 +868,7 @@ int cache_writer_open_check(cache_writer *w, const char *path, const char *forma
         free(old);
         if (rc == 0) {
             /* drop pieces that were being written when the last run died */
-            int have = clear_partial(w, 1);
+            int have = clear_partial(w, CLEAR_TMP);
             if (have) kc_info("resuming: %d of %d batches already done in %s", have, n_batches, w->partial);
         }
     }
@@ -873,7 +876,7 @@ int cache_writer_open_check(cache_writer *w, const char *path, const char *forma
     if (rc < 0) {
         char msg[2048];
         snprintf(msg, sizeof msg, "%s", kc_error());
-        if (made) clear_partial(w, 0);
+        if (made) clear_partial(w, CLEAR_ALL);
         kc_lock_release(w->lock);
         w->lock = NULL;
         if (made) rmdir(w->partial);
@@ -1217,10 +1220,14 @@ static int finish_impl(cache_writer *w, const cache_index *ix, const cache_prov 
     return rc;
 }
 
-/* After the output is in place: the pieces and notes go, then the lock, then the folder. */
+/* After the output is in place: the pieces and notes go, then the fingerprint (so that a kill in
+ * between never leaves pieces without it), then the lock, then the folder. */
 static void remove_partial(cache_writer *w)
 {
-    clear_partial(w, 0);
+    clear_partial(w, CLEAR_ALL_BUT_FINGERPRINT);
+    char *fp = kc_strfmt("%s/fingerprint", w->partial);
+    unlink(fp);
+    free(fp);
     kc_lock_release(w->lock);
     w->lock = NULL;
     rmdir(w->partial);
