@@ -15,7 +15,7 @@ CC      ?= cc
 ifeq ($(origin CC),default)
 CC      := gcc
 endif
-PKGS    := openblas lapacke hdf5 libpng libjpeg libxml-2.0 cairo fontconfig yajl
+PKGS    := openblas lapacke hdf5 libpng libjpeg libxml-2.0 cairo fontconfig yajl nettle
 ifeq ($(NATIVE),1)
 ARCH    := -march=native
 else
@@ -35,7 +35,7 @@ CFLAGS  ?=
 LDLIBS  := $(PKG_LIBS) -ldnnl -lm
 ALL_CFLAGS = $(CFLAGS_BASE) $(PKG_CFLAGS) $(CFLAGS)
 
-LIB_SRC   := $(sort $(wildcard pipeline/*.c datasets/*.c decoders/*.c eval/*.c))
+LIB_SRC   := $(sort $(wildcard pipeline/*.c pipeline/*/*.c datasets/*.c decoders/*.c eval/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 STAGE_SRC := $(sort $(wildcard stages/*.c))
 STAGES    := $(STAGE_SRC:stages/%.c=$(BUILD)/%)

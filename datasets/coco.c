@@ -498,7 +498,7 @@ int coco_gt_load(const char *root, const char *list, const char *cache_dir, coco
     int rc = 0;
     if (!kc_exists(json)) rc = kc_fail("%s: COCO annotations not found", json);
     if (rc == 0 && cache_dir) {
-        if (sha256_file(json, json_hash) < 0 || sha256_file(list, list_hash) < 0) rc = -1;
+        if (kc_sha256_file(json, json_hash) < 0 || kc_sha256_file(list, list_hash) < 0) rc = -1;
         else cache = kc_strfmt("%s/coco-boxes-%.16s-%.16s.tsv", cache_dir, json_hash, list_hash);
     }
     int hit = 0;

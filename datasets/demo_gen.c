@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pipeline/image.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 
 typedef struct rng {

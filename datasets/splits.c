@@ -100,7 +100,7 @@ int split_make_selection(const char *train_list, const char *out_dir, int count,
     }
     hashed_id *h = kc_malloc((size_t)n * sizeof *h);
     for (int i = 0; i < n; i++) {
-        sha256_buf_hex(ids[i], strlen(ids[i]), h[i].hex);
+        kc_sha256_buf_hex(ids[i], strlen(ids[i]), h[i].hex);
         h[i].id = ids[i];
     }
     qsort(h, (size_t)n, sizeof *h, cmp_hashed);
@@ -119,7 +119,7 @@ int split_make_selection(const char *train_list, const char *out_dir, int count,
     char *path = kc_strfmt("%s/select%d.txt", out_dir, count);
     char *hash_path = kc_strfmt("%s.sha256", path);
     char hex[65];
-    sha256_buf_hex(text, len, hex);
+    kc_sha256_buf_hex(text, len, hex);
     char *hash_line = kc_strfmt("%s  select%d.txt\n", hex, count);
     int rc = kc_mkdirs(out_dir);
     if (rc == 0) rc = kc_write_file_atomic(path, text, len);

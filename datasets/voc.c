@@ -1,4 +1,4 @@
-/* datasets/voc.c — VOC ground truth (segmentation PNGs through pipeline/image.h, boxes through
+/* datasets/voc.c — VOC ground truth (segmentation PNGs through pipeline/images/image.h, boxes through
  * libxml2).  See voc.h. */
 #include "datasets/voc.h"
 
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/image.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 
 void voc_init(void) { xmlInitParser(); }

@@ -11,7 +11,7 @@
 #include <immintrin.h>
 #endif
 
-#include "pipeline/gemm.h"
+#include "pipeline/model/gemm.h"
 #include "pipeline/kc.h"
 
 /* ---- the cosine matrix: a fixed-order product (see graph.h) --------------------------------------- */

@@ -28,7 +28,7 @@
  */
 #ifndef KC_FIGURES_H
 #define KC_FIGURES_H
-#include "pipeline/image.h"
+#include "pipeline/images/image.h"
 
 /* The sweep axes beside tau (the order of the CSV columns and of the panels). */
 #define FIG_EDGES 2

@@ -46,7 +46,7 @@ char *html_safe_name(const char *s)
     out[n] = 0;
     if (changed) {
         char hex[65];
-        sha256_buf_hex(s, n, hex);
+        kc_sha256_buf_hex(s, n, hex);
         out[n] = '~';
         memcpy(out + n + 1, hex, 10);
         out[n + 11] = 0;

@@ -20,8 +20,8 @@
 #define KC_OVERLAY_H
 #include <stdint.h>
 
-#include "pipeline/image.h"
-#include "pipeline/resize.h"
+#include "pipeline/images/image.h"
+#include "pipeline/images/resize.h"
 
 /* labels: (H, W) out; grid: (gh, gw).  Errors: a native16 grid that does not cover the image
  * (gw < ceil(W / p) or gh < ceil(H / p)), non-positive sizes. */

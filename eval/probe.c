@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "eval/propagate.h"
-#include "pipeline/fastmath.h"
-#include "pipeline/gemm.h"
+#include "pipeline/model/fastmath.h"
+#include "pipeline/model/gemm.h"
 #include "pipeline/kc.h"
-#include "pipeline/vit_init.h"
+#include "pipeline/model/vit_init.h"
 
 #ifdef _OPENMP
 #include <omp.h>

@@ -117,7 +117,7 @@ int probe_read_summary(const char *dir, double *miou);
 
 /* Head initialised as PyTorch's Conv2d(dim, classes, 1) default: weight and bias uniform in
  * [-1/sqrt(dim), 1/sqrt(dim)] (kaiming_uniform_(a = sqrt 5) for the weight), drawn from the
- * Philox generator of pipeline/vit_init.h with `seed` (tensor names "probe.weight", "probe.bias"). */
+ * Philox generator of pipeline/model/vit_init.h with `seed` (tensor names "probe.weight", "probe.bias"). */
 void probe_head_init(probe_head *h, int classes, int dim, uint64_t seed);
 void probe_head_free(probe_head *h);
 /* The order of the images in epoch `epoch`: a Fisher-Yates shuffle of 0..n-1 whose draws come from

@@ -30,8 +30,8 @@
 
 #include "eval/bilateral.h"
 #include "eval/crf.h"
-#include "pipeline/image.h"
-#include "pipeline/resize.h"
+#include "pipeline/images/image.h"
+#include "pipeline/images/resize.h"
 
 typedef enum refine_method { REFINE_NONE = 0, REFINE_CRF = 1, REFINE_BS = 2 } refine_method;
 

@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #include "pipeline/box.h"
-#include "pipeline/resize.h"
+#include "pipeline/images/resize.h"
 
 /* voc_box (pipeline/box.h): a ground-truth box as written in the XML (1-based VOC corners, not yet
  * shifted). */

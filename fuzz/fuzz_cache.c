@@ -13,7 +13,7 @@
 #include <math.h>
 
 #include "fuzz/fuzz_util.h"
-#include "pipeline/cache.h"
+#include "pipeline/cache/cache.h"
 #include "pipeline/kc.h"
 
 typedef struct src {

@@ -2,7 +2,7 @@
  * decode (JPEG and PNG through libjpeg / libpng) and the palette-index PNG reader used for VOC and
  * DAVIS annotations.  The first byte does not choose anything: the file is tried as all three. */
 #include "fuzz/fuzz_util.h"
-#include "pipeline/image.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

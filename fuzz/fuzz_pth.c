@@ -3,7 +3,7 @@
  * exercised too.  The reader must fail cleanly (a message naming the file), never crash. */
 #include "fuzz/fuzz_util.h"
 #include "pipeline/kc.h"
-#include "pipeline/pth.h"
+#include "pipeline/weights/pth.h"
 
 static void convert_all(const pth_file *f, const pk_value *v, int depth)
 {

@@ -1,7 +1,7 @@
 /* fuzz/fuzz_safetensors.c — the safetensors header (length, JSON, offsets) and tensor conversion. */
 #include "fuzz/fuzz_util.h"
 #include "pipeline/kc.h"
-#include "pipeline/safetensors.h"
+#include "pipeline/weights/safetensors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/cache.h"
-#include "pipeline/derive.h"
+#include "pipeline/cache/cache.h"
+#include "pipeline/cache/derive.h"
 #include "pipeline/kc.h"
 #include "pipeline/progress.h"
-#include "pipeline/shard.h"
+#include "pipeline/cache/shard.h"
 
 enum { BATCH = 16 };
 
@@ -33,7 +33,7 @@ static void usage(int status)
             "index of IN; each /features/keys/<id> carries the removed mean's norm as attribute\n"
             "mean_norm.  /features/tokens, when present, is copied unchanged.  Rerunning after an\n"
             "interruption resumes from OUT.partial/.  --shard i/n centres only slice i of n of IN's\n"
-            "images (pipeline/shard.h); join the shard caches with kc-merge.\n"
+            "images (pipeline/cache/shard.h); join the shard caches with kc-merge.\n"
             "\n"
             "example:\n"
             "  kc-center cache/dino/voc12-val/keys.h5 cache/dino/voc12-val/centered.h5\n");

@@ -23,11 +23,11 @@
 
 #include "decoders/attn_mass.h"
 #include "decoders/grid.h"
-#include "pipeline/cache.h"
-#include "pipeline/derive.h"
+#include "pipeline/cache/cache.h"
+#include "pipeline/cache/derive.h"
 #include "pipeline/kc.h"
 #include "pipeline/progress.h"
-#include "pipeline/shard.h"
+#include "pipeline/cache/shard.h"
 
 enum { BATCH = 16 };
 
@@ -49,7 +49,7 @@ static void usage(int status)
             "                   with --kind attn: attn-mass<m>, 0 < m <= 1 (default attn-mass0.60): per head\n"
             "                   the patches holding the top m of the attention mass, a (heads, h, w) stack\n"
             "  --out FILE       the masks cache to write (an interrupted run resumes from FILE.partial/)\n"
-            "  --shard i/n      only slice i of n of the images (pipeline/shard.h); join with kc-merge\n"
+            "  --shard i/n      only slice i of n of the images (pipeline/cache/shard.h); join with kc-merge\n"
             "\n"
             "examples:\n"
             "  kc-decode --features cache/dino/voc12-val/centered.h5 --grid configs/sweep.ini \\\n"

@@ -8,16 +8,16 @@
 #include <string.h>
 
 #include "datasets/dataset.h"
-#include "pipeline/cache.h"
-#include "pipeline/gemm.h"
-#include "pipeline/image.h"
+#include "pipeline/cache/cache.h"
+#include "pipeline/model/gemm.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/progress.h"
-#include "pipeline/resize.h"
+#include "pipeline/images/resize.h"
 #include "pipeline/sha256.h"
-#include "pipeline/shard.h"
-#include "pipeline/vit.h"
-#include "pipeline/weights.h"
+#include "pipeline/cache/shard.h"
+#include "pipeline/model/vit.h"
+#include "pipeline/weights/weights.h"
 
 static void usage(FILE *f)
 {
@@ -47,7 +47,7 @@ static void usage(FILE *f)
             "  --batch N             images per crash-safe piece (default 8)\n"
             "  --patch P             patch size of the colour extractor (default 16)\n"
             "  --out FILE            the cache to write (atomically; an interrupted run resumes)\n"
-            "  --shard i/n           only slice i of n of the images (pipeline/shard.h); merge the n\n"
+            "  --shard i/n           only slice i of n of the images (pipeline/cache/shard.h); merge the n\n"
             "                        shard caches with kc-merge\n"
             "  --split auto|images|rows  how the cores share the work: images = one image per core (each\n"
             "                        forward on one thread), rows = every image over all cores; auto\n"
@@ -540,14 +540,14 @@ int main(int argc, char **argv)
     snprintf(heads_s, sizeof heads_s, "%d", heads);
     snprintf(eps_s, sizeof eps_s, "%.17g", ln_eps);
     snprintf(patch_s, sizeof patch_s, "%d", patch);
-    sha256_ctx idh;
-    sha256_init(&idh);
+    kc_sha256 idh;
+    kc_sha256_init(&idh);
     for (int i = 0; i < ds.n; i++) {
-        sha256_update(&idh, ds.ids[i], strlen(ds.ids[i]) + 1);
-        sha256_update(&idh, ds.paths[i], strlen(ds.paths[i]) + 1);
+        kc_sha256_update(&idh, ds.ids[i], strlen(ds.ids[i]) + 1);
+        kc_sha256_update(&idh, ds.paths[i], strlen(ds.paths[i]) + 1);
     }
     char ids_hash[65];
-    sha256_hex(&idh, ids_hash);
+    kc_sha256_hex(&idh, ids_hash);
     /* the product path too: pieces computed by two paths (a resume on another CPU, or under another
      * KC_ISA) would differ in their last bits, so they are never mixed (check_products) */
     const char *products = use_vit ? products_describe(model) : "-";

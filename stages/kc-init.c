@@ -2,7 +2,7 @@
  *
  *   kc-init --arch vit-s/16|vit-s/8|vit-b/16|vit-b/8|toy/16 --seed N --out FILE.safetensors
  *
- * The tensors, their names and the initialisation are those of pipeline/vit_init.h; the same arch
+ * The tensors, their names and the initialisation are those of pipeline/model/vit_init.h; the same arch
  * and seed give the same bytes on every machine.  __metadata__ records arch, seed, the
  * initialisation, the keycut version and "format": "pt" (so the Python safetensors library's
  * load_file gives torch tensors).  The file is written to FILE.tmp and renamed.
@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "pipeline/kc.h"
-#include "pipeline/safetensors.h"
-#include "pipeline/vit_init.h"
+#include "pipeline/weights/safetensors.h"
+#include "pipeline/model/vit_init.h"
 
 static void usage(FILE *f)
 {

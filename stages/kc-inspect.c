@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/cache.h"
+#include "pipeline/cache/cache.h"
 #include "pipeline/kc.h"
 
 static void usage(FILE *f)

@@ -5,7 +5,7 @@
  *
  * The shards (kc-extract / kc-center / kc-decode --shard i/n, any order on the command line) must
  * be exactly 1/n .. n/n, each once, with the same provenance apart from `command`, `created`,
- * `content_hash` and the shard attributes (pipeline/shard.h): the same format, code version,
+ * `content_hash` and the shard attributes (pipeline/cache/shard.h): the same format, code version,
  * inputs, weights and settings.  Anything else is refused with the offending file and attribute.
  *
  * Identity with the single run.  The merged index is the shards' indexes concatenated (shards are
@@ -23,11 +23,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pipeline/cache.h"
-#include "pipeline/derive.h"
+#include "pipeline/cache/cache.h"
+#include "pipeline/cache/derive.h"
 #include "pipeline/kc.h"
 #include "pipeline/progress.h"
-#include "pipeline/shard.h"
+#include "pipeline/cache/shard.h"
 
 static void usage(int status)
 {

@@ -28,13 +28,13 @@
 #include "datasets/dataset.h"
 #include "eval/ledger.h"
 #include "eval/probe.h"
-#include "pipeline/cache.h"
-#include "pipeline/image.h"
+#include "pipeline/cache/cache.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/lock.h"
 #include "pipeline/progress.h"
-#include "pipeline/resize.h"
-#include "pipeline/safetensors.h"
+#include "pipeline/images/resize.h"
+#include "pipeline/weights/safetensors.h"
 #include "pipeline/sha256.h"
 
 #ifdef _OPENMP
@@ -206,10 +206,10 @@ static int labels_load(label_set *L, const cache_reader *r, const int *cix, int 
     out->w = kc_calloc((size_t)L->n, sizeof(int));
     out->h = kc_calloc((size_t)L->n, sizeof(int));
     out->valid = kc_calloc((size_t)L->n, sizeof(long));
-    sha256_ctx hh;
-    sha256_init(&hh);
+    kc_sha256 hh;
+    kc_sha256_init(&hh);
     char split_hash[65] = "";
-    if (sha256_file(L->split_file, split_hash) == 0) sha256_update(&hh, split_hash, 64);
+    if (kc_sha256_file(L->split_file, split_hash) == 0) kc_sha256_update(&hh, split_hash, 64);
     char errmsg[2048] = "";
     progress pg;
     progress_init(&pg, "labels", L->n, "maps");
@@ -226,7 +226,7 @@ static int labels_load(label_set *L, const cache_reader *r, const int *cix, int 
             free(bytes);
             break;
         }
-        sha256_update(&hh, bytes, nb);
+        kc_sha256_update(&hh, bytes, nb);
         free(bytes);
         const int32_t *sz = r->index.size + 2 * cix[i];
         if (w != sz[1] || h != sz[0]) {
@@ -254,7 +254,7 @@ static int labels_load(label_set *L, const cache_reader *r, const int *cix, int 
         progress_add(&pg, 1);
     }
     progress_end(&pg);
-    sha256_hex(&hh, L->hash);
+    kc_sha256_hex(&hh, L->hash);
     if (errmsg[0]) {
         kc_set_error(errmsg);
         return -1;
@@ -782,10 +782,10 @@ static int cmd_eval(const opts *o)
     ledger_entry le;
     memset(&le, 0, sizeof le);
     le.split = L.split_file;
-    if (sha256_file(L.split_file, le.split_sha256) < 0) snprintf(le.split_sha256, sizeof le.split_sha256, "%s", L.hash);
+    if (kc_sha256_file(L.split_file, le.split_sha256) < 0) snprintf(le.split_sha256, sizeof le.split_sha256, "%s", L.hash);
     le.networks = (char *)(o->network ? o->network : "-");
     le.n_settings = 1;
-    sha256_buf_hex(sum.s, sum.n, le.summary_sha256);
+    kc_sha256_buf_hex(sum.s, sum.n, le.summary_sha256);
     if (ledger_append(o->ledger, &le) < 0) kc_die();
     kc_lock_release(lock);
     kc_info("mIoU %.4f over %d classes (%ld pixels, %d images) -> %s", miou, n_cls, lm.total, L.n, sp);

@@ -18,12 +18,12 @@
 
 #include "datasets/davis_gt.h"
 #include "eval/propagate.h"
-#include "pipeline/cache.h"
-#include "pipeline/image.h"
+#include "pipeline/cache/cache.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/lock.h"
 #include "pipeline/progress.h"
-#include "pipeline/shard.h"
+#include "pipeline/cache/shard.h"
 
 static void usage(int status)
 {
@@ -38,7 +38,7 @@ static void usage(int status)
             "+-window patches, the top-k sources, x patch bilinear upsampling, per-channel min-max, argmax.\n"
             "Writes palette PNGs DIR/<sequence>/<frame>.png and DIR/propagate.json (the settings).\n"
             "Finished sequences are kept: rerunning the command resumes.  Default kind: tokens.\n"
-            "--shard i/n propagates only slice i of n of the sequences (whole videos, pipeline/shard.h);\n"
+            "--shard i/n propagates only slice i of n of the sequences (whole videos, pipeline/cache/shard.h);\n"
             "the n shards may run at once into the same DIR, which then holds every sequence.\n"
             "\n"
             "example:\n"

@@ -26,13 +26,13 @@
 #include "datasets/dataset.h"
 #include "eval/refine.h"
 #include "eval/voc_metrics.h"
-#include "pipeline/cache.h"
-#include "pipeline/derive.h"
-#include "pipeline/image.h"
+#include "pipeline/cache/cache.h"
+#include "pipeline/cache/derive.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/progress.h"
 #include "pipeline/sha256.h"
-#include "pipeline/shard.h"
+#include "pipeline/cache/shard.h"
 
 enum { BATCH = 8, MAX_ROUNDS = 16 };
 
@@ -270,7 +270,7 @@ int main(int argc, char **argv)
             char *d0 = kc_strfmt("/masks/%s/%s", settings[0], id);
             uint8_t want[32], got[32];
             int has = cache_read_image_sha(r, d0, want);
-            if (has < 0 || (has && sha256_file_raw(ds.paths[j], got) < 0)) kc_die();
+            if (has < 0 || (has && kc_sha256_file_raw(ds.paths[j], got) < 0)) kc_die();
             if (has && memcmp(got, want, 32) != 0)
                 kc_die_msg("%s: changed since the masks of %s in %s were made (sha256 %02x%02x%02x%02x..., recorded "
                            "%02x%02x%02x%02x...)", ds.paths[j], id, masks, got[0], got[1], got[2], got[3], want[0], want[1],

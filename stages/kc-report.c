@@ -16,7 +16,7 @@
  *   report.js, report.css       the page's script and style (eval/report_assets.h)
  *   photo/                      each photo once, full size and thumbnail (JPEG)
  *   full/, thumbs/              the masks as transparent PNG layers over the photo, drawn as kc-show
- *                               draws them (eval/overlay.h; pipeline/image_jpeg.h): ground truth
+ *                               draws them (eval/overlay.h; pipeline/images/image_jpeg.h): ground truth
  *                               (gt/) and one folder per gallery; a thumbnail is the ground truth
  *                               beside the mask
  *   davis/                      DAVIS frames with the propagated labels (JPEG)
@@ -45,9 +45,9 @@
 #include "eval/html.h"
 #include "eval/overlay.h"
 #include "eval/report_assets.h"
-#include "pipeline/cache.h"
-#include "pipeline/image.h"
-#include "pipeline/image_jpeg.h"
+#include "pipeline/cache/cache.h"
+#include "pipeline/images/image.h"
+#include "pipeline/images/image_jpeg.h"
 #include "pipeline/json.h"
 #include "pipeline/kc.h"
 #include "pipeline/lock.h"

@@ -34,7 +34,7 @@
 #include "eval/corloc.h"
 #include "eval/ledger.h"
 #include "eval/voc_metrics.h"
-#include "pipeline/cache.h"
+#include "pipeline/cache/cache.h"
 #include "pipeline/kc.h"
 #include "pipeline/lock.h"
 #include "pipeline/progress.h"
@@ -340,7 +340,7 @@ static int write_summary(const char *sp, const kc_buf *summary, const char *out,
     memcpy(le.split_sha256, split_hash, 65);
     le.networks = (char *)(network ? network : "-");
     le.n_settings = n_settings;
-    sha256_buf_hex(summary->s, summary->n, le.summary_sha256);
+    kc_sha256_buf_hex(summary->s, summary->n, le.summary_sha256);
     return ledger_append(ledger, &le);
 }
 
@@ -431,7 +431,7 @@ static int score_boxes(const char *masks, const char *voc, const char *coco, con
         if (first_error_raise(&bad) < 0) return -1;
     }
     char split_hash[65];
-    if (sha256_file(split, split_hash) < 0) return -1;
+    if (kc_sha256_file(split, split_hash) < 0) return -1;
     cache_reader r;
     if (cache_open(&r, masks, CACHE_FORMAT_MASKS) < 0) return -1;
     kc_policy policy;
@@ -575,7 +575,7 @@ int main(int argc, char **argv)
     int n;
     if (split_read(split, &ids, &n) < 0) kc_die();
     char split_hash[65];
-    if (sha256_file(split, split_hash) < 0) kc_die();
+    if (kc_sha256_file(split, split_hash) < 0) kc_die();
 
     /* the masks cache and its provenance */
     cache_reader r;

@@ -16,11 +16,11 @@
 #include "datasets/dataset.h"
 #include "decoders/attn_mass.h"
 #include "eval/overlay.h"
-#include "pipeline/cache.h"
-#include "pipeline/image.h"
+#include "pipeline/cache/cache.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/progress.h"
-#include "pipeline/resize.h"
+#include "pipeline/images/resize.h"
 
 static void usage(int status)
 {

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "pipeline/kc.h"
-#include "pipeline/vit.h"
-#include "pipeline/weights.h"
+#include "pipeline/model/vit.h"
+#include "pipeline/weights/weights.h"
 #include "tests/bench_vitnet.h"
 
 static float frand(void) { return bench_frand(); }

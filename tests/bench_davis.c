@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/cache.h"
-#include "pipeline/image.h"
+#include "pipeline/cache/cache.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 
 static uint32_t hash32(uint32_t x)

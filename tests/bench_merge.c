@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/cache.h"
+#include "pipeline/cache/cache.h"
 #include "pipeline/kc.h"
-#include "pipeline/shard.h"
+#include "pipeline/cache/shard.h"
 
 #define BATCH 64
 

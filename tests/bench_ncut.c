@@ -20,7 +20,7 @@
 #include "decoders/eigen.h"
 #include "decoders/grid.h"
 #include "decoders/ties.h"
-#include "pipeline/gemm.h"
+#include "pipeline/model/gemm.h"
 #include "pipeline/kc.h"
 
 static float *synth(int n, int dim, unsigned seed)

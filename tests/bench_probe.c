@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/cache.h"
-#include "pipeline/image.h"
+#include "pipeline/cache/cache.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;

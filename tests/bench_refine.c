@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "eval/refine.h"
-#include "pipeline/image.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
-#include "pipeline/resize.h"
+#include "pipeline/images/resize.h"
 
 /* An ellipse of cells (the reference script's patch_mask, label 1 only). */
 static void ellipse(uint8_t *lab, int gh, int gw)

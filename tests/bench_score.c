@@ -17,8 +17,8 @@
 #include <omp.h>
 
 #include "eval/voc_metrics.h"
-#include "pipeline/cache.h"
-#include "pipeline/image.h"
+#include "pipeline/cache/cache.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 
 #define W 500

@@ -18,9 +18,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "pipeline/gemm.h"
+#include "pipeline/model/gemm.h"
 #include "pipeline/kc.h"
-#include "pipeline/vit.h"
+#include "pipeline/model/vit.h"
 #include "tests/bench_vitnet.h"
 
 static float frand(void) { return bench_frand(); }

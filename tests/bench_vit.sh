@@ -131,7 +131,7 @@ echo "-- onnxruntime over its runs:"
 ort_summary keys
 ort_summary tokens
 
-echo "-- keycut keys480 on the other paths (KC_ISA, pipeline/gemm.h):"
+echo "-- keycut keys480 on the other paths (KC_ISA, pipeline/model/gemm.h):"
 for isa in avx2 generic; do
   KC_ISA=$isa OMP_NUM_THREADS=$THREADS "$BUILD/tests/bench_vit" --images "$IMAGES" | grep -E '^(products|keycut forward:)' | paste -sd' ' | sed "s/^/KC_ISA=$isa: /"
 done

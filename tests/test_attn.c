@@ -9,8 +9,8 @@
 #include "decoders/attn_mass.h"
 #include "eval/attn_metrics.h"
 #include "pipeline/kc.h"
-#include "pipeline/vit.h"
-#include "pipeline/weights.h"
+#include "pipeline/model/vit.h"
+#include "pipeline/weights/weights.h"
 #include "tests/test.h"
 
 #define DATA "tests/data/vit"

@@ -1,4 +1,4 @@
-/* tests/test_attn_fused.c — the fused attention kernel (pipeline/attn.h) against a double-precision
+/* tests/test_attn_fused.c — the fused attention kernel (pipeline/model/attn.h) against a double-precision
  * loop written here (scores, softmax and the product P V in double), on qkv rows laid out as in
  * vit.c (q, k, v of one head inside rows of stride 3 x 384): token counts with every tail of the
  * score tile (1..8, 13, 901 = 480x480 + class, 1561 = 480x832 + class), every block size 1..48,
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/attn.h"
+#include "pipeline/model/attn.h"
 #include "pipeline/kc.h"
 #include "tests/test.h"
 

@@ -50,25 +50,25 @@ int main(void)
 {
     test_keep_freed_memory();
     char hex[65];
-    sha256_buf_hex("abc", 3, hex);
+    kc_sha256_buf_hex("abc", 3, hex);
     CHECK(!strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"), "sha256(abc) %s", hex);
-    sha256_buf_hex("", 0, hex);
+    kc_sha256_buf_hex("", 0, hex);
     CHECK(!strcmp(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"), "sha256('') %s", hex);
     const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-    sha256_buf_hex(m, strlen(m), hex);
+    kc_sha256_buf_hex(m, strlen(m), hex);
     CHECK(!strcmp(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"), "sha256(448 bits) %s", hex);
     /* a million 'a', fed in odd-sized pieces */
-    sha256_ctx c;
-    sha256_init(&c);
+    kc_sha256 c;
+    kc_sha256_init(&c);
     char a[997];
     memset(a, 'a', sizeof a);
     size_t left = 1000000;
     while (left) {
         size_t k = left < sizeof a ? left : sizeof a;
-        sha256_update(&c, a, k);
+        kc_sha256_update(&c, a, k);
         left -= k;
     }
-    sha256_hex(&c, hex);
+    kc_sha256_hex(&c, hex);
     CHECK(!strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"), "sha256(1e6 a) %s", hex);
 
     ini_file f;

@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include "datasets/dataset.h"
-#include "pipeline/cache.h"
+#include "pipeline/cache/cache.h"
 #include "pipeline/kc.h"
 #include "tests/test.h"
 

@@ -1,12 +1,12 @@
-/* tests/test_derive.c — pipeline/derive.h, the frame kc-center and kc-decode share: opening an
+/* tests/test_derive.c — pipeline/cache/derive.h, the frame kc-center and kc-decode share: opening an
  * input cache (a shard cache refused under --shard), the shard slice and the full input's id hash
  * (against a sha256 of the ids written out here), the inherited provenance (reserved and shard
  * attributes dropped, command last), the batches still to write on a resumed run, and
  * the shard attributes of the finished cache. */
 #include <stdint.h>
 
-#include "pipeline/cache.h"
-#include "pipeline/derive.h"
+#include "pipeline/cache/cache.h"
+#include "pipeline/cache/derive.h"
 #include "pipeline/kc.h"
 #include "pipeline/sha256.h"
 #include "tests/test.h"
@@ -88,7 +88,7 @@ int main(int argc, char **argv)
         kc_buf_printf(&ids, "%c", 0);
     }
     char want_ids[65];
-    sha256_buf_hex(ids.s, ids.n, want_ids);
+    kc_sha256_buf_hex(ids.s, ids.n, want_ids);
     free(ids.s);
     CHECK(in.full_n == N_IMG, "full_n %d", in.full_n);
     CHECK(!strcmp(in.full_ids, want_ids), "full ids hash %s, expected %s", in.full_ids, want_ids);

@@ -4,7 +4,7 @@
 # one thread, and the default (auto, here a mix: batches of 3 images on 2 threads) give caches whose
 # datasets and attributes are bit-identical (the command line aside), on the matmul path (products
 # "... linear layers matmul brg:..."), for the tiny test network and for one of head_dim 64 (the fused
-# attention of pipeline/attn.h, which must be chosen); elsewhere only the one-thread and rows runs are compared with
+# attention of pipeline/model/attn.h, which must be chosen); elsewhere only the one-thread and rows runs are compared with
 # the tolerance of tests/test_determinism.sh, and the rest is skipped.  Also: a resume on another
 # product path is refused (OUT.partial/products names the path that made its pieces).
 source "$(dirname "$0")/lib.sh"

@@ -3,7 +3,7 @@
  * Draws a sweep, a curves figure and a picture grid from data made up here, then checks, per
  * figure: the PDF starts with %PDF-, has one page of the expected size (its MediaBox) and no
  * /CreationDate; the SVG parses as XML (libxml2) with an <svg> root of the expected width; the PNG
- * decodes (pipeline/image.c, libpng) at the expected pixel size, is not blank, and shows the
+ * decodes (pipeline/images/image.c, libpng) at the expected pixel size, is not blank, and shows the
  * curves' Okabe-Ito colours exactly (filled markers give pure-colour pixels); a second drawing of
  * the same data gives byte-identical files.  Also the setting-id parser and the CSV layout.
  */
@@ -13,7 +13,7 @@
 
 #include "eval/figures.h"
 #include "eval/plot.h"
-#include "pipeline/image.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "tests/test.h"
 

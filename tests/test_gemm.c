@@ -1,4 +1,4 @@
-/* tests/test_gemm.c — pipeline/gemm against a naive C triple loop (double accumulation), on every
+/* tests/test_gemm.c — pipeline/model/gemm against a naive C triple loop (double accumulation), on every
  * path: KC_ISA=avx512 (when the CPU has it), avx2, generic and reference, each in a child process
  * (the path is chosen once per process).  Odd shapes, row strides with padding, alpha / beta, both
  * layouts, calls from inside an OpenMP parallel region (each thread its own rows, as vit.c does),
@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pipeline/gemm.h"
+#include "pipeline/model/gemm.h"
 #include "tests/test.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;

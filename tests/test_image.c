@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/image.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/sha256.h"
 #include "tests/test.h"
@@ -27,7 +27,7 @@ static int compare_bytes(const char *what, const uint8_t *a, const uint8_t *b, s
     return ndiff == 0;
 }
 
-static void hex_digest(const uint8_t *data, size_t n, char hex[65]) { sha256_buf_hex(data, n, hex); }
+static void hex_digest(const uint8_t *data, size_t n, char hex[65]) { kc_sha256_buf_hex(data, n, hex); }
 
 static void test_synth(void)
 {

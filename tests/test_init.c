@@ -1,4 +1,4 @@
-/* tests/test_init.c — kc-init's network (pipeline/vit_init.h) and the safetensors writer.
+/* tests/test_init.c — kc-init's network (pipeline/model/vit_init.h) and the safetensors writer.
  *
  * References, none produced by the code under test:
  *   - Philox4x32-10: Random123's three published known-answer vectors;
@@ -22,10 +22,10 @@
 
 #include "pipeline/json.h"
 #include "pipeline/kc.h"
-#include "pipeline/safetensors.h"
+#include "pipeline/weights/safetensors.h"
 #include "pipeline/sha256.h"
-#include "pipeline/vit_init.h"
-#include "pipeline/weights.h"
+#include "pipeline/model/vit_init.h"
+#include "pipeline/weights/weights.h"
 #include "tests/test.h"
 
 static void test_philox(void)
@@ -75,7 +75,7 @@ static int check_hashes(const vit_init_net *net, const char *path)
             bad++;
         } else {
             char got[65];
-            sha256_buf_hex(net->t[i].data, (size_t)net->t[i].numel * 4, got);
+            kc_sha256_buf_hex(net->t[i].data, (size_t)net->t[i].numel * 4, got);
             if (strcmp(got, hash)) {
                 CHECK(0, "%s: %s differs from the NumPy reference (%.12s vs %.12s)", path, name, got, hash);
                 bad++;

@@ -10,7 +10,7 @@
 #include "decoders/eigen.h"
 #include "decoders/grid.h"
 #include "decoders/ties.h"
-#include "pipeline/vit.h"
+#include "pipeline/model/vit.h"
 #include "pipeline/kc.h"
 #include "tests/test.h"
 

@@ -23,8 +23,8 @@
 
 #include "eval/davis_jf.h"
 #include "eval/propagate.h"
-#include "pipeline/cache.h"
-#include "pipeline/image.h"
+#include "pipeline/cache/cache.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/sha256.h"
 #include "tests/test.h"
@@ -121,13 +121,13 @@ static void fc_free(fcache *c)
  * its id, a NUL byte and its float32 values (little-endian, as this machine stores them). */
 static void fc_hash(const fcache *c, char hex[65])
 {
-    sha256_ctx h;
-    sha256_init(&h);
+    kc_sha256 h;
+    kc_sha256_init(&h);
     for (int i = 0; i < c->n; i++) {
-        sha256_update(&h, c->ids[i], strlen(c->ids[i]) + 1);
-        sha256_update(&h, c->feats[i], sizeof(float) * c->grid[2 * i] * c->grid[2 * i + 1] * c->dim);
+        kc_sha256_update(&h, c->ids[i], strlen(c->ids[i]) + 1);
+        kc_sha256_update(&h, c->feats[i], sizeof(float) * c->grid[2 * i] * c->grid[2 * i + 1] * c->dim);
     }
-    sha256_hex(&h, hex);
+    kc_sha256_hex(&h, hex);
 }
 
 static void write_split(const char *root, const char *split, const char *const *seqs, int n)

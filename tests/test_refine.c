@@ -19,9 +19,9 @@
 #include "eval/bilateral.h"
 #include "eval/crf.h"
 #include "eval/refine.h"
-#include "pipeline/image.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
-#include "pipeline/resize.h"
+#include "pipeline/images/resize.h"
 #include "tests/test.h"
 
 static char dir[4096];

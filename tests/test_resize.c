@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/image.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
-#include "pipeline/resize.h"
+#include "pipeline/images/resize.h"
 #include "pipeline/sha256.h"
 #include "tests/test.h"
 
@@ -105,7 +105,7 @@ static void test_real(void)
         method_fn(method)(im.rgb, im.w, im.h, out, dw, dh);
         double ms = 1e3 * (kc_now() - t0);
         char hex[65];
-        sha256_buf_hex(out, (size_t)dw * dh * 3, hex);
+        kc_sha256_buf_hex(out, (size_t)dw * dh * 3, hex);
         int ok = strcmp(hex, want) == 0;
         exact += ok;
         CHECK(ok, "%s %s -> %dx%d: output differs from the reference (sha256)", method, rel, dw, dh);
@@ -167,7 +167,7 @@ static void test_policies(void)
         size_t nv = (size_t)3 * H * W;
         if (h == H && w == W) {
             char hex[65];
-            sha256_buf_hex(chw, nv * sizeof(float), hex);
+            kc_sha256_buf_hex(chw, nv * sizeof(float), hex);
             CHECK(strcmp(hex, want) == 0, "%s/%d: float32 output differs from NumPy's (sha256)", name, patch);
             if (p == POLICY_NATIVE16 && (off + nv) * sizeof(float) <= ref_n) {
                 double worst = 0;
@@ -326,7 +326,7 @@ static void test_pillow_bilinear(void)
         uint8_t *out = kc_malloc((size_t)S * S * 3);
         resize_bilinear_pillow(im.rgb, im.w, im.h, out, S, S);
         char hex[65];
-        sha256_buf_hex(out, (size_t)S * S * 3, hex);
+        kc_sha256_buf_hex(out, (size_t)S * S * 3, hex);
         int ok = strcmp(hex, want) == 0;
         exact += ok;
         CHECK(ok, "%s %s: output differs from Pillow's (sha256)", policy_name(p), rel);

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/fastmath.h"
+#include "pipeline/model/fastmath.h"
 #include "pipeline/kc.h"
-#include "pipeline/vit.h"
-#include "pipeline/weights.h"
+#include "pipeline/model/vit.h"
+#include "pipeline/weights/weights.h"
 #include "tests/test.h"
 
 #define DATA "tests/data/vit"

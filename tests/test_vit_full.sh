@@ -28,7 +28,7 @@ else
   if OMP_NUM_THREADS=2 /usr/bin/python3 tests/ref/vit_ref.py full $all "$d" "${imgs[@]}" >"$d/ref.log" 2>&1; then
     ok
     echo "reference: $((SECONDS - t0)) s"
-    # every product path this machine can run (pipeline/gemm.h): the same reference files; every
+    # every product path this machine can run (pipeline/model/gemm.h): the same reference files; every
     # case and kc-extract on the 3 crops on the first path, the others (the same kernels, slower)
     # on the first case and the SelfPatch shape, and kc-extract on the first crop
     cp "$d/cases.txt" "$d/cases.all"; cp "$d/crops.txt" "$d/crops.all"; head -n 1 "$d/crops.all" >"$d/crops.first"

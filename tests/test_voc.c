@@ -14,7 +14,7 @@
 #include "datasets/voc.h"
 #include "eval/ledger.h"
 #include "eval/voc_metrics.h"
-#include "pipeline/image.h"
+#include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/sha256.h"
 #include "tests/test.h"
@@ -381,7 +381,7 @@ static void splits_and_ledger(void)
     if (f) fclose(f);
     CHECK(split_make_selection("tests/data/voc/train1500.txt", tmp, 1000, &path) == 0, "selection: %s", kc_error());
     if (path) {
-        sha256_file(path, hex);
+        kc_sha256_file(path, hex);
         CHECK(!strcmp(hex, want), "select1000.txt sha256 %s, reference %s", hex, want);
         CHECK(split_read(path, &ids, &n) == 0 && n == 1000 && !strcmp(ids[0], first) && !strcmp(ids[999], last),
               "selection first/last");

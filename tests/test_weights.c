@@ -13,10 +13,10 @@
 
 #include "pipeline/json.h"
 #include "pipeline/kc.h"
-#include "pipeline/pth.h"
-#include "pipeline/safetensors.h"
+#include "pipeline/weights/pth.h"
+#include "pipeline/weights/safetensors.h"
 #include "pipeline/sha256.h"
-#include "pipeline/weights.h"
+#include "pipeline/weights/weights.h"
 #include "tests/test.h"
 
 #define DIR "tests/data/weights/"
@@ -56,7 +56,7 @@ static int check_expect(const kc_weights *w, const char *expect_path)
             int64_t n = 1;
             for (int d = 0; d < ndim; d++) n *= shape[d];
             char got[65];
-            sha256_buf_hex(t->data, (size_t)n * sizeof(float), got);
+            kc_sha256_buf_hex(t->data, (size_t)n * sizeof(float), got);
             double s = 0;
             for (int64_t k = 0; k < n; k++) s += t->data[k];
             /* tolerance 0: the bytes must be torch's; on a mismatch show sum / first / last */
@@ -91,7 +91,7 @@ static void good(const char *file, const char *key, const char *expect)
     CHECK(rc == 0, "%s should load: %s", path, kc_error());
     if (rc < 0) return;
     char hex[65];
-    sha256_file(path, hex);
+    kc_sha256_file(path, hex);
     CHECK(!strcmp(hex, w.sha256), "%s: sha256 %s vs %s", path, w.sha256, hex);
     CHECK(!strcmp(w.format, strstr(file, ".pth") ? "pth" : "safetensors"), "%s: format %s", path, w.format);
     int bad = check_expect(&w, ex);

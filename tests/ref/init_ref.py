@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tests/ref/init_ref.py — an independent NumPy implementation of kc-init's recipe (pipeline/vit_init.h).
+"""tests/ref/init_ref.py — an independent NumPy implementation of kc-init's recipe (pipeline/model/vit_init.h).
 
     /usr/bin/python3 tests/ref/init_ref.py hashes ARCH SEED > FILE      sha256 of every tensor's float32 bytes
     /usr/bin/python3 tests/ref/init_ref.py check FILE.safetensors        same bytes as this script computes?

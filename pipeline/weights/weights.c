@@ -1,4 +1,4 @@
-/* pipeline/weights.c — weights files to canonical DINO/timm float32 tensors (see weights.h).
+/* pipeline/weights/weights.c — weights files to canonical DINO/timm float32 tensors (see weights.h).
  *
  * Steps: map the file; sha256 of its bytes (on a thread, beside the rest); the format from its first
  * bytes (zip "PK\3\4" = .pth, 8-byte length + '{' = safetensors); for .pth the state dict inside the
@@ -8,7 +8,7 @@
  *   other name inside the backbone namespace -> error;  anything else -> skipped and listed.
  * Duplicate canonical names are errors.  config.json beside the file gives heads and LN eps.
  */
-#include "pipeline/weights.h"
+#include "pipeline/weights/weights.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,8 +22,8 @@
 
 #include "pipeline/json.h"
 #include "pipeline/kc.h"
-#include "pipeline/pth.h"
-#include "pipeline/safetensors.h"
+#include "pipeline/weights/pth.h"
+#include "pipeline/weights/safetensors.h"
 #include "pipeline/sha256.h"
 
 /* ---- names ------------------------------------------------------------------------------------ */
@@ -426,7 +426,7 @@ typedef struct hash_job {
 static void *hash_thread(void *arg)
 {
     const hash_job *h = arg;
-    sha256_buf_hex(h->data, h->size, h->hex);
+    kc_sha256_buf_hex(h->data, h->size, h->hex);
     return NULL;
 }
 

@@ -1,5 +1,5 @@
-/* pipeline/attn.c — fused attention for one head and a block of query rows (see attn.h). */
-#include "pipeline/attn.h"
+/* pipeline/model/attn.c — fused attention for one head and a block of query rows (see attn.h). */
+#include "pipeline/model/attn.h"
 
 #include <immintrin.h>
 #include <math.h>
@@ -7,12 +7,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "pipeline/fastmath.h"
-#include "pipeline/gemm.h"
+#include "pipeline/model/fastmath.h"
+#include "pipeline/model/gemm.h"
 #include "pipeline/kc.h"
 
 #if defined(__FAST_MATH__)
-#error "pipeline/attn.c fixes its order of operations: build it without -ffast-math"
+#error "pipeline/model/attn.c fixes its order of operations: build it without -ffast-math"
 #endif
 
 #define R KC_ATTN_ROWS /* query rows per block: 3 vectors of 16, or 6 of 8 */
@@ -100,7 +100,7 @@ T512 static void score_tail(int nt, const float *qt, const float *k, int ld, flo
     }
 }
 
-/* kc_expf (pipeline/fastmath.h) on 16 lanes, the same operations in the same order. */
+/* kc_expf (pipeline/model/fastmath.h) on 16 lanes, the same operations in the same order. */
 T512 INLINE __m512 exp16(__m512 x)
 {
     const __m512 lo = _mm512_set1_ps(-87.33654f), hi = _mm512_set1_ps(88.37f);
@@ -351,7 +351,7 @@ static void attn_rows(int level, int rows, int T, float scale, const float *q, c
     else attn_rows_avx2(rows, T, scale, q, k, v, ld, out, ldo, work);
 }
 
-/* The safety net (pipeline/gemm.h's, for this kernel): 37 tokens, 13 query rows, tails of the
+/* The safety net (pipeline/model/gemm.h's, for this kernel): 37 tokens, 13 query rows, tails of the
  * tiles, against softmax and products in double. */
 int kc_attn_check_level(int level, double *err)
 {

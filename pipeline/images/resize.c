@@ -1,4 +1,4 @@
-/* pipeline/resize.c — the preprocessing policies and the two resamplers they need, each a
+/* pipeline/images/resize.c — the preprocessing policies and the two resamplers they need, each a
  * bit-exact re-implementation of its reference.
  *
  * Pillow 9.4 Image.resize(size, LANCZOS) on RGB (libImaging/Resample.c): separable, horizontal
@@ -22,7 +22,7 @@
  *     ((((S0 >> 4) * b0) >> 16) + (((S1 >> 4) * b1) >> 16) + 2) >> 2
  * An exact 2x downscale in both axes is INTER_AREA in OpenCV ((a + b + c + d + 2) >> 2).
  */
-#include "pipeline/resize.h"
+#include "pipeline/images/resize.h"
 
 #include <immintrin.h>
 #include <math.h>

@@ -1,5 +1,5 @@
-/* pipeline/shard.c — see shard.h. */
-#include "pipeline/shard.h"
+/* pipeline/cache/shard.c — see shard.h. */
+#include "pipeline/cache/shard.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -61,10 +61,10 @@ int shard_select(const kc_shard *sh, const char *const *ids, int n, int *keep)
 
 void shard_ids_hash(const char *const *ids, int n, char hex[65])
 {
-    sha256_ctx c;
-    sha256_init(&c);
-    for (int i = 0; i < n; i++) sha256_update(&c, ids[i], strlen(ids[i]) + 1);
-    sha256_hex(&c, hex);
+    kc_sha256 c;
+    kc_sha256_init(&c);
+    for (int i = 0; i < n; i++) kc_sha256_update(&c, ids[i], strlen(ids[i]) + 1);
+    kc_sha256_hex(&c, hex);
 }
 
 void shard_index(const kc_shard *sh, cache_index *ix)

@@ -1,5 +1,5 @@
-/* pipeline/safetensors.c — safetensors header parsing and tensor conversion (see safetensors.h). */
-#include "pipeline/safetensors.h"
+/* pipeline/weights/safetensors.c — safetensors header parsing and tensor conversion (see safetensors.h). */
+#include "pipeline/weights/safetensors.h"
 
 #include <errno.h>
 #include <fcntl.h>

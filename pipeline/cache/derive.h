@@ -1,4 +1,4 @@
-/* pipeline/derive.h — the frame of a stage that derives one cache from another (kc-center,
+/* pipeline/cache/derive.h — the frame of a stage that derives one cache from another (kc-center,
  * kc-decode): open the input cache, take the `--shard i/n` slice of its images, inherit its
  * provenance, and finish the output cache.
  *
@@ -6,7 +6,7 @@
  * reserved ones (prov_is_reserved: format, created, content_hash, command, ...) and the shard
  * attributes (shard_prov_key: a shard's slice is described afresh); then `command` (this run's
  * command line); then what the stage adds; last, when sharded, the shard attributes of this run
- * (pipeline/shard.h).
+ * (pipeline/cache/shard.h).
  *
  *     kc_shard shard = KC_SHARD_NONE;   // shard_parse(...) when --shard is given
  *     derive_input in;
@@ -27,9 +27,9 @@
 #ifndef KC_DERIVE_H
 #define KC_DERIVE_H
 
-#include "pipeline/cache.h"
+#include "pipeline/cache/cache.h"
 #include "pipeline/progress.h"
-#include "pipeline/shard.h"
+#include "pipeline/cache/shard.h"
 
 typedef struct derive_input {
     cache_reader r;      /* the input; after derive_slice its index is the shard's slice */

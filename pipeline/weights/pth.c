@@ -1,4 +1,4 @@
-/* pipeline/pth.c — zip reader and data-only pickle interpreter for torch.save files (see pth.h).
+/* pipeline/weights/pth.c — zip reader and data-only pickle interpreter for torch.save files (see pth.h).
  *
  * Zip: the end-of-central-directory record (and its zip64 form) gives the central directory;
  * each central entry gives name, method, sizes and the local header offset; the data begins after
@@ -12,7 +12,7 @@
  *   persistent id ('storage', torch.XStorage, key, location, numel)                     -> storage
  *   OrderedDict() -> dict;  Namespace() + BUILD(dict) -> record.
  */
-#include "pipeline/pth.h"
+#include "pipeline/weights/pth.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
-/* pipeline/gemm.c — see gemm.h.  oneDNN's dnnl_sgemm behind one selection made once per process,
+/* pipeline/model/gemm.c — see gemm.h.  oneDNN's dnnl_sgemm behind one selection made once per process,
  * checked against a plain C loop; OpenBLAS and a plain C loop as fallbacks. */
-#include "pipeline/gemm.h"
+#include "pipeline/model/gemm.h"
 
 #include <cblas.h>
 #include <math.h>

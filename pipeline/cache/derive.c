@@ -1,5 +1,5 @@
-/* pipeline/derive.c — see derive.h. */
-#include "pipeline/derive.h"
+/* pipeline/cache/derive.c — see derive.h. */
+#include "pipeline/cache/derive.h"
 
 #include "pipeline/kc.h"
 

@@ -1,4 +1,4 @@
-/* pipeline/vit.h — the ViT forward, keys and tokens.  (Owner: model module.)
+/* pipeline/model/vit.h — the ViT forward, keys and tokens.  (Owner: model module.)
  *
  * Architecture from the tensors (patch size, width, depth, MLP width, class token, final norm,
  * trained position grid n x n); heads = dim / 64 unless opts.heads or config.json says otherwise.
@@ -21,15 +21,15 @@
  *     vit_state_free(s); vit_free(m);
  *
  * Threads: vit_forward runs one OpenMP parallel region (omp_get_max_threads() at vit_state_new)
- * and calls the products (pipeline/gemm.h) single-threaded from inside it; vit_init sets the
+ * and calls the products (pipeline/model/gemm.h) single-threaded from inside it; vit_init sets the
  * pthread build of OpenBLAS to one thread for the whole process (its fallback path).  One state
  * per concurrent forward.  KC_VIT_THREADING=openblas (benchmarks only) runs each product over
  * all rows on the product library's own threads instead; KC_VIT_LINEAR=0 (benchmarks only) keeps
- * the linear layers off the matmul path (kc_linear, pipeline/gemm.h) for an A/B comparison.
+ * the linear layers off the matmul path (kc_linear, pipeline/model/gemm.h) for an A/B comparison.
  */
 #ifndef KC_VIT_H
 #define KC_VIT_H
-#include "pipeline/weights.h"
+#include "pipeline/weights/weights.h"
 
 typedef struct vit_opts {
     int heads;        /* 0: from config.json, else dim / 64 */
@@ -54,8 +54,8 @@ const char *vit_describe(const vit_model *m);
 double vit_ln_eps(const vit_model *m);
 /* "dino", "selfpatch-like (no class token)", "dino converted (--drop-cls)", ... */
 const char *vit_forward_kind(const vit_model *m);
-/* How attention runs: "fused avx512" or "fused avx2" (pipeline/attn.h), or "products"
- * (pipeline/gemm.h: head_dim other than 64, or KC_VIT_ATTN=products). */
+/* How attention runs: "fused avx512" or "fused avx2" (pipeline/model/attn.h), or "products"
+ * (pipeline/model/gemm.h: head_dim other than 64, or KC_VIT_ATTN=products). */
 const char *vit_attention_path(const vit_model *m);
 
 /* Multiply-adds x 2 of one forward on a grid_h x grid_w grid (keys only, or keys and tokens). */

@@ -1,4 +1,4 @@
-/* pipeline/vit_init.h — a randomly initialised ViT with DINO's initialisation, byte-reproducible.
+/* pipeline/model/vit_init.h — a randomly initialised ViT with DINO's initialisation, byte-reproducible.
  *
  * The tensors and their initialisation are those of DINO's vision_transformer.py (vit_small /
  * vit_base, qkv_bias=True, num_classes=0, img_size 224), with DINO/timm names:

@@ -1,4 +1,4 @@
-/* pipeline/resize.h — the preprocessing policies of DESIGN.md.  (Owner: images module.)
+/* pipeline/images/resize.h — the preprocessing policies of DESIGN.md.  (Owner: images module.)
  *
  * | policy     | geometry                                   | resampling            | std               |
  * | square480  | 480x480                                    | Pillow 9.4 Lanczos    | (.229,.224,.225)  |
@@ -17,7 +17,7 @@
 #define KC_RESIZE_H
 #include <stdint.h>
 
-#include "pipeline/image.h"
+#include "pipeline/images/image.h"
 
 typedef enum kc_policy {
     POLICY_SQUARE480 = 0,

@@ -1,4 +1,4 @@
-/* pipeline/shard.h — `--shard i/n`: which images a shard of a stage processes.
+/* pipeline/cache/shard.h — `--shard i/n`: which images a shard of a stage processes.
  *
  * The slice rule (the same in every stage, so shard i of kc-extract, kc-center, kc-decode and
  * kc-propagate hold the same images):
@@ -30,7 +30,7 @@
 
 #include <stddef.h>
 
-#include "pipeline/cache.h"
+#include "pipeline/cache/cache.h"
 
 typedef struct kc_shard {
     int index, count; /* 1..count; count == 0: not sharded */

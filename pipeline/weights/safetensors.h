@@ -1,4 +1,4 @@
-/* pipeline/safetensors.h — safetensors files (Hugging Face's weights format).  (Owner: weights module.)
+/* pipeline/weights/safetensors.h — safetensors files (Hugging Face's weights format).  (Owner: weights module.)
  *
  * Layout: 8-byte little-endian header length N, N bytes of JSON, then the byte buffer.  The JSON
  * object maps each tensor name to {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]}
@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pipeline/pth.h" /* pk_dtype */
+#include "pipeline/weights/pth.h" /* pk_dtype */
 
 typedef struct st_tensor {
     char *name;

@@ -1,4 +1,4 @@
-/* pipeline/pth.h — PyTorch .pth files (torch.save's zip format) read without running any code.
+/* pipeline/weights/pth.h — PyTorch .pth files (torch.save's zip format) read without running any code.
  * (Owner: weights module.)
  *
  * A .pth file is a zip archive "<name>/data.pkl", "<name>/data/<key>", "<name>/version" (and in

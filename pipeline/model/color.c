@@ -1,4 +1,4 @@
-/* pipeline/color.c — the no-learning colour extractor (`--model color`).
+/* pipeline/model/color.c — the no-learning colour extractor (`--model color`).
  *
  * Per patch of the normalised image (the same (3, grid_h*p, grid_w*p) input the ViT reads, so the
  * channels are R, G, B after ImageNet mean / std), over its p x p pixels, with the opponent
@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "pipeline/kc.h"
-#include "pipeline/vit.h"
+#include "pipeline/model/vit.h"
 
 #define POS_WEIGHT 0.5f
 

@@ -1,4 +1,4 @@
-/* pipeline/vit.c — the ViT forward: keys and tokens of DINO-style Vision Transformers.
+/* pipeline/model/vit.c — the ViT forward: keys and tokens of DINO-style Vision Transformers.
  *
  * Network (DINO / timm layout, pre-norm), for an image of grid_h x grid_w patches:
  *   x0    = [cls + pos_cls ;  patches(chw) W_pe^T + b_pe + resample(pos)]      // (T, D), T = G + cls
@@ -15,19 +15,19 @@
  * Threads.  One OpenMP parallel region per forward.  Each thread owns a contiguous range of token
  * rows and runs every row-local step on it (LayerNorm, the qkv / proj / fc1 / fc2 products as
  * single-threaded calls on its rows, GELU, residuals); attention is split into (head, block of
- * query rows) items.  So a block costs two barriers.  The products go through pipeline/gemm.h
+ * query rows) items.  So a block costs two barriers.  The products go through pipeline/model/gemm.h
  * (oneDNN, kernels chosen from the CPU's feature bits), which uses keycut's OpenMP runtime and
  * runs single-threaded inside a parallel region; no second thread pool exists to spin (vit_init
  * also sets the pthread build of OpenBLAS to one thread, for the fallback path).
  * Attention: where head_dim is 64 (m->attn_fused), each item (head, 48 query rows) is one call of
- * the fused kernel of pipeline/attn.h, AVX-512 or AVX2 with the same bytes (scores, softmax and
+ * the fused kernel of pipeline/model/attn.h, AVX-512 or AVX2 with the same bytes (scores, softmax and
  * P V kept in L1/L2, k and v read in place from qkv).  Elsewhere (and under KC_VIT_ATTN=products, for
- * benchmarks) the two products of pipeline/gemm.h with the softmax between them, which leaves its
+ * benchmarks) the two products of pipeline/model/gemm.h with the softmax between them, which leaves its
  * 1/sum for after the product P V: the (rows, head_dim) output is scaled instead of the (rows, T)
  * scores, one pass over the scores fewer.  Either way the items depend on T alone, not on the
  * threads, and the fused kernel's rows do not even depend on their item.  Attention items run
  * head-major, so consecutive items reuse the head's k and v rows from cache.
- * Linear layers: where pipeline/gemm.h offers kc_linear (oneDNN matmul, AVX-512), every linear
+ * Linear layers: where pipeline/model/gemm.h offers kc_linear (oneDNN matmul, AVX-512), every linear
  * layer (patch embedding, qkv, the keys slice, proj, fc1, fc2) runs on weights packed once at
  * vit_init, with bias, GELU and the residual add fused into the product (no pass over memory of
  * their own); its rows come out the same whatever the row split, so the forward's bytes do not
@@ -35,7 +35,7 @@
  *
  * Position embedding resampling: see vit_resample_pos in vit.h.
  */
-#include "pipeline/vit.h"
+#include "pipeline/model/vit.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -44,13 +44,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/attn.h"
-#include "pipeline/fastmath.h"
-#include "pipeline/gemm.h"
+#include "pipeline/model/attn.h"
+#include "pipeline/model/fastmath.h"
+#include "pipeline/model/gemm.h"
 #include "pipeline/kc.h"
 
 /* Query rows per attention work item: the score block (ATT_ROWS, T) stays in L2.  The fused
- * kernel (pipeline/attn.h) takes KC_ATTN_ROWS (48) per item; its scratch fits in the same buffer. */
+ * kernel (pipeline/model/attn.h) takes KC_ATTN_ROWS (48) per item; its scratch fits in the same buffer. */
 #define ATT_ROWS 96
 
 static int g_simd512; /* row-wise kernels: 1 = AVX-512 versions; set by vit_init (see kernels) */
@@ -62,7 +62,7 @@ typedef struct vit_block {
     const float *ln2_w, *ln2_b;   /* (D) */
     const float *fc1_w, *fc1_b;   /* (M, D), (M) */
     const float *fc2_w, *fc2_b;   /* (D, M), (D) */
-    /* the same layers with packed weights and fused post-ops (pipeline/gemm.h kc_linear), or
+    /* the same layers with packed weights and fused post-ops (pipeline/model/gemm.h kc_linear), or
      * all NULL: qkv (bias), keys = qkv rows D..2D-1 (bias; last block only), proj (residual),
      * fc1 (GELU), fc2 (residual) */
     kc_linear *lin_qkv, *lin_keys, *lin_proj, *lin_fc1, *lin_fc2;
@@ -75,7 +75,7 @@ struct vit_model {
     int cls, final_norm;       /* what the forward runs (differs under drop_cls) */
     int posembed_hf;
     int blas_pool;             /* KC_VIT_THREADING=openblas (benchmarks only) */
-    int attn_fused;            /* attention by pipeline/attn.h (AVX-512, head_dim 64) */
+    int attn_fused;            /* attention by pipeline/model/attn.h (AVX-512, head_dim 64) */
     double ln_eps;
     float *slab;               /* every tensor the forward uses, copied */
     const float *pe_w, *pe_b;  /* (D, 3*p*p), (D) */

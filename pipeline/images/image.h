@@ -1,4 +1,4 @@
-/* pipeline/image.h — image files in and out.  (Owner: images module.)
+/* pipeline/images/image.h — image files in and out.  (Owner: images module.)
  *
  * Decoding matches Pillow 9.4's Image.open(p).convert("RGB") byte for byte: JPEG (baseline,
  * progressive, gray, CMYK, Adobe-inverted CMYK) through libjpeg, PNG (gray, gray+alpha, palette,

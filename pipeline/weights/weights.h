@@ -1,4 +1,4 @@
-/* pipeline/weights.h — weights files as a map of named float32 tensors.  (Owner: weights module.)
+/* pipeline/weights/weights.h — weights files as a map of named float32 tensors.  (Owner: weights module.)
  *
  * Reads PyTorch .pth (zip + pickle, no code executed; see pth.h) and safetensors files.
  * After loading, names are canonical DINO/timm backbone names (cls_token, pos_embed,

@@ -1,4 +1,4 @@
-/* pipeline/image_jpeg.h — pictures for the web: JPEG, transparent PNG layers, an area-average shrink.
+/* pipeline/images/image_jpeg.h — pictures for the web: JPEG, transparent PNG layers, an area-average shrink.
  *
  * For the results browser (stages/kc-report.c).  Photos are written once as baseline JPEG
  * (libjpeg, 4:2:0 chroma, optimised Huffman tables: 5-10x smaller than image.h's RGB PNG), and
@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pipeline/image.h"
+#include "pipeline/images/image.h"
 
 /* Encodes img (quality 1..100) into a new buffer *data of *size bytes; 0, or -1 with a message
  * naming `what`. */

@@ -1,5 +1,5 @@
-/* pipeline/fastmath.c — array forms of the vectorised exp and GELU (see fastmath.h). */
-#include "pipeline/fastmath.h"
+/* pipeline/model/fastmath.c — array forms of the vectorised exp and GELU (see fastmath.h). */
+#include "pipeline/model/fastmath.h"
 
 void kc_vexpf(float *x, size_t n)
 {

@@ -1,4 +1,4 @@
-/* pipeline/cache.h — keycut's HDF5 caches: reading, and crash-safe writing.
+/* pipeline/cache/cache.h — keycut's HDF5 caches: reading, and crash-safe writing.
  *
  * Layout (DESIGN.md, "The cache"):
  *   features cache: /features/<kind>/<id> float32 (n_tok, dim);  masks cache: /masks/<setting>/<id>

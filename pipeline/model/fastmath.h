@@ -1,4 +1,4 @@
-/* pipeline/fastmath.h — branch-free float exp, erf and GELU that the compiler vectorises.
+/* pipeline/model/fastmath.h — branch-free float exp, erf and GELU that the compiler vectorises.
  *
  * The ViT spends most of its non-GEMM time in softmax (exp) and GELU (erf).  libm's expf / erff
  * are scalar calls; these inline versions are plain arithmetic with no branches, so a loop over

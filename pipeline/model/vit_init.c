@@ -1,8 +1,8 @@
-/* pipeline/vit_init.c — DINO's ViT initialisation from a counter-based generator (see vit_init.h). */
+/* pipeline/model/vit_init.c — DINO's ViT initialisation from a counter-based generator (see vit_init.h). */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #endif
-#include "pipeline/vit_init.h"
+#include "pipeline/model/vit_init.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* pipeline/gemm.h — the one place every hot float product of keycut goes through.
+/* pipeline/model/gemm.h — the one place every hot float product of keycut goes through.
  *
  *   kc_gemm_nt:  C (M, N) = alpha A (M, K) B^T + beta C,  B stored (N, K)    row-major
  *   kc_gemm_nn:  C (M, N) = alpha A (M, K) B   + beta C,  B stored (K, N)    row-major

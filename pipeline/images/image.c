@@ -1,4 +1,4 @@
-/* pipeline/image.c — JPEG and PNG decoding to 8-bit RGB as Pillow 9.4's convert("RGB") does,
+/* pipeline/images/image.c — JPEG and PNG decoding to 8-bit RGB as Pillow 9.4's convert("RGB") does,
  * palette/gray index PNGs, and deterministic atomic PNG writing.
  *
  * What Pillow 9.4 does, and therefore what this file does (checked by tests/test_image.c against
@@ -15,7 +15,7 @@
  *         keep the high byte; alpha is dropped, never composited; palette entries beyond the PLTE
  *         length read as Pillow's default gray ramp (i, i, i); tRNS does not change the colours.
  */
-#include "pipeline/image.h"
+#include "pipeline/images/image.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -334,10 +334,10 @@ int image_load_rgb_sha(const char *path, kc_image *img, uint8_t sha[32])
     memset(img, 0, sizeof *img);
     KC_TRY(read_nonempty(path, &data, &size));
     if (sha) {
-        sha256_ctx c;
-        sha256_init(&c);
-        sha256_update(&c, data, size);
-        sha256_final(&c, sha);
+        kc_sha256 c;
+        kc_sha256_init(&c);
+        kc_sha256_update(&c, data, size);
+        kc_sha256_final(&c, sha);
     }
     int rc;
     switch (sniff(data, size)) {

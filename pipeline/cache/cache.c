@@ -1,10 +1,10 @@
-/* pipeline/cache.c — see cache.h.
+/* pipeline/cache/cache.c — see cache.h.
  *
  * All HDF5 calls go through one OpenMP critical section (Debian's libhdf5 is not built
  * thread-safe), so stages may call cache_* from worker threads.  Object timestamps are turned
  * off on every group and dataset so the same run gives the same bytes.
  */
-#include "pipeline/cache.h"
+#include "pipeline/cache/cache.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -209,13 +209,13 @@ void prov_free(cache_prov *p)
 
 void cache_fingerprint(char hex[65], int n, const char *const *parts)
 {
-    sha256_ctx c;
-    sha256_init(&c);
+    kc_sha256 c;
+    kc_sha256_init(&c);
     for (int i = 0; i < n; i++) {
         const char *s = parts[i] ? parts[i] : "(null)";
-        sha256_update(&c, s, strlen(s) + 1);
+        kc_sha256_update(&c, s, strlen(s) + 1);
     }
-    sha256_hex(&c, hex);
+    kc_sha256_hex(&c, hex);
 }
 
 /* ---- small HDF5 helpers --------------------------------------------------------------------- */
@@ -1056,13 +1056,13 @@ typedef struct merge_ctx {
     hid_t out;
     const char *out_path;
     const char *piece;
-    sha256_ctx *hash;
+    kc_sha256 *hash;
     int rc;
 } merge_ctx;
 
 struct attr_copy {
     hid_t dst;
-    sha256_ctx *hash;
+    kc_sha256 *hash;
     int rc;
 };
 
@@ -1085,8 +1085,8 @@ static herr_t copy_one_attr(hid_t loc, const char *name, const H5A_info_t *info,
         } else if (write_attr(ac->dst, name, mt, buf, scalar ? -1 : (int)n) < 0) {
             ac->rc = -1; /* write_attr says why */
         } else {
-            sha256_update(ac->hash, name, strlen(name) + 1);
-            sha256_update(ac->hash, buf, (size_t)n * 4);
+            kc_sha256_update(ac->hash, name, strlen(name) + 1);
+            kc_sha256_update(ac->hash, buf, (size_t)n * 4);
         }
     }
     H5Sclose(sp);
@@ -1120,9 +1120,9 @@ static herr_t copy_object(hid_t src, const char *name, const H5O_info_t *info, v
     else if (write_dataset(m->out, path, mt, buf, rank, dd) < 0)
         rc = kc_fail_prefix("%s", m->out_path);
     if (rc == 0) {
-        sha256_update(m->hash, path, strlen(path) + 1);
-        sha256_update(m->hash, dd, (size_t)rank * sizeof(int64_t));
-        sha256_update(m->hash, buf, count * el);
+        kc_sha256_update(m->hash, path, strlen(path) + 1);
+        kc_sha256_update(m->hash, dd, (size_t)rank * sizeof(int64_t));
+        kc_sha256_update(m->hash, buf, count * el);
         hid_t od = H5Dopen2(m->out, path, H5P_DEFAULT);
         attr_copy ac = {od, m->hash, 0};
         hsize_t idx = 0;
@@ -1150,8 +1150,8 @@ static int finish_impl(cache_writer *w, const cache_index *ix, const cache_prov 
         free(tmp);
         return -1;
     }
-    sha256_ctx hash;
-    sha256_init(&hash);
+    kc_sha256 hash;
+    kc_sha256_init(&hash);
     int rc = 0;
     for (int b = 0; b < w->n_batches && rc == 0; b++) {
         char *pp = piece_path(w, b);
@@ -1182,13 +1182,13 @@ static int finish_impl(cache_writer *w, const cache_index *ix, const cache_prov 
         if (rc == 0) rc = write_dataset(out, "/index/grid", H5T_NATIVE_INT32, ix->grid, 2, n2);
         if (rc == 0) rc = write_dataset(out, "/index/size", H5T_NATIVE_INT32, ix->size, 2, n2);
         if (rc < 0) kc_fail_prefix("%s", tmp);
-        for (int i = 0; i < ix->n; i++) sha256_update(&hash, ix->ids[i], strlen(ix->ids[i]) + 1);
-        sha256_update(&hash, ix->grid, (size_t)ix->n * 8);
-        sha256_update(&hash, ix->size, (size_t)ix->n * 8);
+        for (int i = 0; i < ix->n; i++) kc_sha256_update(&hash, ix->ids[i], strlen(ix->ids[i]) + 1);
+        kc_sha256_update(&hash, ix->grid, (size_t)ix->n * 8);
+        kc_sha256_update(&hash, ix->size, (size_t)ix->n * 8);
     }
     if (rc == 0) {
         char content[65], created[32];
-        sha256_hex(&hash, content);
+        kc_sha256_hex(&hash, content);
         kc_utc_created(created);
         hid_t root = H5Gopen2(out, "/", H5P_DEFAULT);
         rc = write_str_attr(root, "format", w->format);
@@ -1288,8 +1288,8 @@ static int piece_copy_impl(cache_piece *p, const cache_reader *r, const char *ds
         free(buf);
     }
     if (rc == 0) {
-        sha256_ctx dummy;
-        sha256_init(&dummy);
+        kc_sha256 dummy;
+        kc_sha256_init(&dummy);
         hid_t od = H5Dopen2(p->file, dset, H5P_DEFAULT);
         attr_copy ac = {od, &dummy, 0};
         hsize_t idx = 0;
@@ -1357,7 +1357,7 @@ static int cmp_hash_item(const void *a, const void *b)
 typedef struct hash_attr {
     const cache_reader *r;
     const char *dset;
-    sha256_ctx *hash;
+    kc_sha256 *hash;
     int rc;
 } hash_attr;
 
@@ -1374,8 +1374,8 @@ static herr_t hash_one_attr(hid_t loc, const char *name, const H5A_info_t *info,
         H5Aread(a, cls == H5T_FLOAT ? H5T_NATIVE_FLOAT : H5T_NATIVE_INT32, vals) < 0) {
         ha->rc = kc_fail("%s: cannot read attribute %s of /%s", ha->r->path, name, ha->dset);
     } else {
-        sha256_update(ha->hash, name, strlen(name) + 1);
-        sha256_update(ha->hash, vals, (size_t)n * 4);
+        kc_sha256_update(ha->hash, name, strlen(name) + 1);
+        kc_sha256_update(ha->hash, vals, (size_t)n * 4);
     }
     H5Sclose(as);
     H5Tclose(at);
@@ -1385,7 +1385,7 @@ static herr_t hash_one_attr(hid_t loc, const char *name, const H5A_info_t *info,
 
 /* Hashes one dataset as finish_impl does: "/name" and its NUL, the shape (int64), the values, then
  * each attribute (name order) as its name, NUL and values. */
-static int hash_dataset(const cache_reader *r, const char *name, sha256_ctx *hash)
+static int hash_dataset(const cache_reader *r, const char *name, kc_sha256 *hash)
 {
     hid_t d = H5Dopen2((hid_t)r->file, name, H5P_DEFAULT);
     if (d < 0) return kc_fail("%s: cannot open dataset /%s", r->path, name);
@@ -1411,9 +1411,9 @@ static int hash_dataset(const cache_reader *r, const char *name, sha256_ctx *has
             rc = kc_fail("%s: cannot read dataset /%s", r->path, name);
         } else {
             char *path = kc_strfmt("/%s", name);
-            sha256_update(hash, path, strlen(path) + 1);
-            sha256_update(hash, dd, (size_t)rank * sizeof(int64_t));
-            sha256_update(hash, buf, count * el);
+            kc_sha256_update(hash, path, strlen(path) + 1);
+            kc_sha256_update(hash, dd, (size_t)rank * sizeof(int64_t));
+            kc_sha256_update(hash, buf, count * el);
             free(path);
             hash_attr ha = {r, name, hash, 0};
             hsize_t idx = 0;
@@ -1448,8 +1448,8 @@ static int hash_images_impl(const cache_reader *r, int first, int count, int bat
     int rc = 0;
     if (H5Ovisit((hid_t)r->file, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &s) < 0 || s.rc < 0)
         rc = s.rc < 0 ? -1 : kc_fail("%s: cannot list its datasets", r->path);
-    sha256_ctx hash;
-    sha256_init(&hash);
+    kc_sha256 hash;
+    kc_sha256_init(&hash);
     if (rc == 0) {
         int m = 0;
         for (int i = 0; i < s.n; i++)
@@ -1462,10 +1462,10 @@ static int hash_images_impl(const cache_reader *r, int first, int count, int bat
         for (int i = 0; i < s.n && rc == 0; i++) rc = hash_dataset(r, s.items[i].name, &hash);
     }
     if (rc == 0) {
-        for (int i = first; i < first + count; i++) sha256_update(&hash, ix->ids[i], strlen(ix->ids[i]) + 1);
-        sha256_update(&hash, ix->grid + 2 * first, (size_t)count * 8);
-        sha256_update(&hash, ix->size + 2 * first, (size_t)count * 8);
-        sha256_hex(&hash, hex);
+        for (int i = first; i < first + count; i++) kc_sha256_update(&hash, ix->ids[i], strlen(ix->ids[i]) + 1);
+        kc_sha256_update(&hash, ix->grid + 2 * first, (size_t)count * 8);
+        kc_sha256_update(&hash, ix->size + 2 * first, (size_t)count * 8);
+        kc_sha256_hex(&hash, hex);
     }
     for (int i = 0; i < s.n; i++) free(s.items[i].name);
     free(s.items);

@@ -1,4 +1,4 @@
-/* pipeline/attn.h — one head's self-attention for a block of query rows, fused in one pass
+/* pipeline/model/attn.h — one head's self-attention for a block of query rows, fused in one pass
  * through cache (head_dim 64: every ViT-S and ViT-B of DINO, SelfPatch, MoCo-v3, iBOT), in an
  * AVX-512 kernel and an AVX2 one (the build's baseline) that give the same bytes.
  *
@@ -15,7 +15,7 @@
  *
  * Order of operations (fixed, so a row's result never depends on the other rows of its block, on
  * the block size or on the thread): s_it = sum over d = 0..63 in order of (scale q_id) k_td, one
- * FMA chain; max over t in order; p = kc_expf(s - max) (pipeline/fastmath.h); the sum of p over t
+ * FMA chain; max over t in order; p = kc_expf(s - max) (pipeline/model/fastmath.h); the sum of p over t
  * in order; the product P V as one FMA chain over t in order; then the product times 1 / sum.
  * tests/test_attn.c checks this against a double-precision loop, and split blocks bit for bit.
  *
@@ -33,7 +33,7 @@
 #define KC_ATTN_ROWS 48
 
 /* 1 when the fused kernel runs here: head_dim == 64 and the kernel of this CPU's level (AVX-512
- * where it has it and KC_ISA allows it, see pipeline/gemm.h kc_simd_level; else AVX2) passed
+ * where it has it and KC_ISA allows it, see pipeline/model/gemm.h kc_simd_level; else AVX2) passed
  * kc_attn_check_level (run once, thread-safe; a failure prints one warning line); else the caller
  * uses its products. */
 int kc_attn_available(int head_dim);

@@ -1,5 +1,5 @@
-/* pipeline/image_jpeg.c — see image_jpeg.h. */
-#include "pipeline/image_jpeg.h"
+/* pipeline/images/image_jpeg.c — see image_jpeg.h. */
+#include "pipeline/images/image_jpeg.h"
 
 #include <setjmp.h>
 #include <stdio.h>
