@@ -21,11 +21,7 @@ int split_read(const char *path, char ***ids_out, int *n_out)
     size_t size;
     *ids_out = NULL;
     *n_out = 0;
-    KC_TRY(kc_read_file(path, &data, &size));
-    if (memchr(data, 0, size)) {
-        free(data);
-        return kc_fail("%s: not a text file (NUL byte)", path);
-    }
+    KC_TRY(kc_read_text(path, &data, &size));
     char **ids = NULL;
     int n = 0, cap = 0, line = 0;
     char *s = (char *)data;

@@ -9,6 +9,7 @@
 void html_escape(kc_buf *b, const char *s)
 {
     kc_buf_printf(b, "%s", "");
+    if (!s) return;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
         case '&': kc_buf_printf(b, "&amp;"); break;

@@ -19,7 +19,7 @@
 #define KC_HTML_H
 #include "pipeline/kc.h"
 
-/* Appends s, escaped, to b. */
+/* Appends s, escaped, to b (nothing for NULL). */
 void html_escape(kc_buf *b, const char *s);
 /* A new string: s escaped. */
 char *html_escaped(const char *s);

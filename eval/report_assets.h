@@ -1,6 +1,6 @@
 /* eval/report_assets.h — the script and style sheet kc-report writes beside its pages
  * (report.js: sortable tables, gallery sorting / filtering / pages; report.css).  Included by
- * stages/kc-report.c only.  They make no request of any kind: the report works from the file
+ * eval/report.c only.  They make no request of any kind: the report works from the file
  * system with the network off. */
 #ifndef KC_REPORT_ASSETS_H
 #define KC_REPORT_ASSETS_H

@@ -199,6 +199,17 @@ int kc_read_file(const char *path, uint8_t **data, size_t *size)
     return 0;
 }
 
+int kc_read_text(const char *path, uint8_t **data, size_t *size)
+{
+    KC_TRY(kc_read_file(path, data, size));
+    if (memchr(*data, 0, *size)) {
+        free(*data);
+        *data = NULL;
+        return kc_fail("%s: not a text file (NUL byte)", path);
+    }
+    return 0;
+}
+
 /* ---- deferred renames (kc_outputs_begin) ----------------------------------------------------- */
 static int deferring;
 static struct deferred {

@@ -57,6 +57,9 @@ void kc_buf_printf(kc_buf *b, const char *fmt, ...) __attribute__((format(printf
 
 /* Whole file into memory (adds a NUL after the data); returns -1 with a message on failure. */
 int kc_read_file(const char *path, uint8_t **data, size_t *size);
+/* As kc_read_file, for a text file: one holding a NUL byte is refused ("PATH: not a text file
+ * (NUL byte)"), so that the data reads as one C string. */
+int kc_read_text(const char *path, uint8_t **data, size_t *size);
 /* Writes data to path.tmp, fsyncs, renames to path (or, between kc_outputs_begin and
  * kc_outputs_commit, leaves the rename for the commit). */
 int kc_write_file_atomic(const char *path, const void *data, size_t size);

@@ -1,6 +1,6 @@
 /* pipeline/images/image_jpeg.h — pictures for the web: JPEG, transparent PNG layers, an area-average shrink.
  *
- * For the results browser (stages/kc-report.c).  Photos are written once as baseline JPEG
+ * For the results browser (kc-report, eval/report.h).  Photos are written once as baseline JPEG
  * (libjpeg, 4:2:0 chroma, optimised Huffman tables: 5-10x smaller than image.h's RGB PNG), and
  * every mask as a transparent RGBA PNG layer that the browser draws over the photo, so that ten
  * networks' masks of one image cost ten small layers, not ten photos.  A layer is recovered

@@ -1,0 +1,107 @@
+/* eval/report.h — the results browser (kc-report, issue 24): one static HTML folder per run.
+ *
+ * report_run reads what the pipeline already wrote (kc-table's CSVs, kc-plot's figures, kc-score's
+ * per-image CSVs, the masks caches, kc-propagate / kc-davis results) and writes R->out/:
+ *
+ *   index.html                  the tables (sortable), the galleries, the figures, provenance
+ *   gallery-<net>-<setting>.html  every image of a per-image score CSV, worst Jaccard first; sort,
+ *                               filter and pages in report.js; thumbnails load lazily
+ *   images/<id>.html            one image: its ground truth and every gallery's mask, full size,
+ *                               with Jaccard, CorLoc, lambda2, eigengap, knife edge, degenerate
+ *   davis.html                  per network and sequence J and F, a strip of frames with the
+ *                               propagated labels, and the frames where J drops most
+ *   report.js, report.css       the page's script and style (eval/report_assets.h)
+ *   photo/                      each photo once, full size and thumbnail (JPEG)
+ *   full/, thumbs/              the masks as transparent PNG layers over the photo, drawn as kc-show
+ *                               draws them (eval/overlay.h; pipeline/images/image_jpeg.h): ground truth
+ *                               (gt/) and one folder per gallery; a thumbnail is the ground truth
+ *                               beside the mask
+ *   davis/                      DAVIS frames with the propagated labels (JPEG)
+ *   figures/                    copies of the figures' .svg and .png
+ *
+ * Pictures are written once: one is redrawn only when it is missing or older than one of its
+ * inputs (photo, ground truth, masks cache, results PNG, this program) or when the picture options
+ * change (OUT/.pictures, the options' text).  Pages are rewritten each run, all renamed together
+ * at the end (kc_outputs_begin).  Nothing is written outside OUT; OUT/.keycut.lock keeps one
+ * writer.  Every user string (ids, names, paths, commands) is HTML-escaped (eval/html.h) and file
+ * names come from html_safe_name.
+ *
+ * The modules: this one (the run: inputs, order, clean-up), eval/report_gallery.h (the score CSVs
+ * as galleries, their pages and the image pages), eval/report_pictures.h (photos, mask layers,
+ * figures: drawn or copied only when stale), eval/report_davis.h (the DAVIS results and page),
+ * eval/report_pages.h (what every page shares, and index.html).
+ *
+ *     report R;
+ *     memset(&R, 0, sizeof R);
+ *     R.out = "report"; R.title = "keycut report"; R.thumb_h = 96; R.quality = 50; R.strip = 8;
+ *     ... R.tables / R.scores / R.masks / R.davis, R.figures, R.images_spec ...
+ *     if (report_run(&R) < 0) kc_die();
+ */
+#ifndef KC_REPORT_H
+#define KC_REPORT_H
+#include "datasets/dataset.h"
+#include "eval/csv.h"
+#include "pipeline/cache/cache.h"
+
+/* An input given as NAME=PATH (--scores, --masks, --davis; --table: the file's base name). */
+typedef struct report_named {
+    char *name, *path;
+} report_named;
+
+/* The columns of a per-image score CSV that the galleries show (eval/report_gallery.c). */
+enum { COL_JACCARD, COL_CORLOC, COL_AREA, COL_LAMBDA2, COL_EIGENGAP, COL_DEGENERATE, COL_KNIFE, N_COLS };
+
+/* One image of a gallery: a row of its CSV. */
+typedef struct gallery_entry {
+    int image;             /* index into the image table */
+    const char *v[N_COLS]; /* the CSV's text ("" when the column is absent) */
+    double jaccard;
+    int pos;               /* row in the CSV */
+} gallery_entry;
+
+/* One <setting>.csv of a --scores folder: a gallery page. */
+typedef struct gallery {
+    const char *net;
+    char *setting, *csv_path, *scores_dir, *page, *pic_dir, *summary;
+    csv_file table;
+    int n;
+    gallery_entry *e;      /* worst Jaccard first */
+    int masks;             /* index into the masks caches, -1: none has this setting */
+} gallery;
+
+/* One image id of the galleries: its page and pictures. */
+typedef struct image_ref {
+    char *id, *safe;
+    const char *photo;     /* NULL: not in --images */
+    int n_in;
+    int *in_gallery, *in_entry;
+} image_ref;
+
+typedef struct report {
+    /* the options (kc-report's command line) */
+    const char *out, *title, *images_spec, *voc_root, *davis_root;
+    int thumb_h, quality, strip;
+    report_named *tables, *scores, *masks, *davis;
+    int n_tables, n_scores, n_masks, n_davis;
+    const char *figures;
+    /* the run (report_run) */
+    cache_reader *mr;      /* (n_masks) opened caches */
+    kc_dataset ds;
+    int have_ds;
+    gallery *g;
+    int n_g;
+    image_ref *img;
+    int n_img;
+    double exe_mtime;
+    int force;             /* picture options changed: redraw every picture */
+    long drawn, kept;
+} report;
+
+/* Writes the report R describes (the options above, the rest zero).  Every input is read before
+ * anything is written.  -1 with a message on failure, and the caller is to kc_die(): that removes
+ * the run's temporary files and lock, so that the pages stay as they were.  On success it frees
+ * what it allocated; R's option lists stay the caller's. */
+int report_run(report *R);
+/* A new string: OUT/rel, its folder made; NULL with a message when the folder cannot be made. */
+char *report_out_path(const report *R, const char *rel);
+#endif

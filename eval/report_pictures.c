@@ -1,0 +1,315 @@
+/* eval/report_pictures.c — the report's photos, mask layers and copied figures, each drawn or
+ * copied only when stale.  See report_pictures.h. */
+#include "eval/report_pictures.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "decoders/attn_mass.h"
+#include "eval/html.h"
+#include "eval/overlay.h"
+#include "pipeline/images/image_jpeg.h"
+#include "pipeline/kc.h"
+
+double report_mtime(const char *path)
+{
+    struct stat st;
+    if (!path || stat(path, &st) != 0) return -1;
+    return (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec * 1e-9;
+}
+
+int report_stale(const report *R, const char *out, const char *const *inputs, int n)
+{
+    if (R->force) return 1;
+    double t = report_mtime(out);
+    if (t < 0 || t < R->exe_mtime) return 1;
+    for (int i = 0; i < n; i++)
+        if (inputs[i] && report_mtime(inputs[i]) > t) return 1;
+    return 0;
+}
+
+int report_write_jpeg(report *R, const char *rel, const kc_image *im)
+{
+    char *path = report_out_path(R, rel);
+    int rc = path ? image_write_jpeg(path, im, R->quality) : -1;
+    free(path);
+    if (rc == 0) R->drawn++;
+    return rc;
+}
+
+/* The RGBA layer as the PNG OUT/rel (its folder made), counted drawn. */
+static int write_layer_png(report *R, const char *rel, int w, int h, const uint8_t *rgba)
+{
+    char *path = report_out_path(R, rel);
+    int rc = path ? image_write_png_rgba(path, w, h, rgba) : -1;
+    free(path);
+    if (rc == 0) R->drawn++;
+    return rc;
+}
+
+static void copy_image(const kc_image *src, kc_image *dst)
+{
+    dst->w = src->w;
+    dst->h = src->h;
+    dst->rgb = kc_malloc((size_t)src->w * src->h * 3);
+    memcpy(dst->rgb, src->rgb, (size_t)src->w * src->h * 3);
+}
+
+int report_thumb(const report *R, const kc_image *im, kc_image *out)
+{
+    if (im->h <= R->thumb_h) {
+        copy_image(im, out);
+        return 0;
+    }
+    int w = (int)lround((double)im->w * R->thumb_h / im->h);
+    return image_shrink_area(im, w < 1 ? 1 : w, R->thumb_h, out);
+}
+
+void report_side_by_side(const kc_image *a, const kc_image *b, kc_image *out)
+{
+    const int gap = 2, h = a->h > b->h ? a->h : b->h;
+    out->w = a->w + gap + b->w;
+    out->h = h;
+    out->rgb = kc_malloc((size_t)out->w * h * 3);
+    memset(out->rgb, 255, (size_t)out->w * h * 3);
+    for (int y = 0; y < a->h; y++) memcpy(out->rgb + (size_t)y * out->w * 3, a->rgb + (size_t)y * a->w * 3, (size_t)a->w * 3);
+    for (int y = 0; y < b->h; y++)
+        memcpy(out->rgb + ((size_t)y * out->w + a->w + gap) * 3, b->rgb + (size_t)y * b->w * 3, (size_t)b->w * 3);
+}
+
+void report_with_labels(const kc_image *im, const uint8_t *labels, kc_image *out)
+{
+    copy_image(im, out);
+    if (labels) overlay_draw_masks(out, labels, 0.45f);
+}
+
+int report_read_labels(const char *path, int W, int H, const char *kind, const char *of_path, uint8_t **labels)
+{
+    int w, h;
+    KC_TRY(image_read_png_index(path, &w, &h, labels));
+    if (w != W || h != H) return kc_fail("%s: %dx%d, but the %s %s is %dx%d", path, w, h, kind, of_path, W, H);
+    for (size_t p = 0; p < (size_t)W * H; p++)
+        if ((*labels)[p] == 255) (*labels)[p] = 0;
+    return 0;
+}
+
+/* The labels (H, W) of image id under one setting of a masks cache: grid masks mapped to pixels as
+ * kc-show maps them, a refined cache's pixel masks as they are, an attention stack as the union of
+ * its heads. */
+static int mask_labels(const cache_reader *r, const char *setting, const char *id, int W, int H, uint8_t **labels)
+{
+    *labels = NULL;
+    int ix = cache_index_find(&r->index, id);
+    if (ix < 0) return kc_fail("%s: no image %s in its index", r->path, id);
+    if (r->index.size[2 * ix] != H || r->index.size[2 * ix + 1] != W)
+        return kc_fail("%s: image %s was %dx%d when decoded, the photo is %dx%d (wrong --images?)", r->path, id,
+                       r->index.size[2 * ix + 1], r->index.size[2 * ix], W, H);
+    const char *pol_name = cache_attr(r, "policy"), *ps = cache_attr(r, "patch");
+    kc_policy pol;
+    if (!pol_name) return kc_fail("%s: no 'policy' attribute (cannot map the grid back to pixels)", r->path);
+    if (policy_parse(pol_name, &pol) < 0) return kc_fail_prefix("%s", r->path);
+    int patch = ps ? atoi(ps) : 0;
+    if (pol == POLICY_NATIVE16 && patch <= 0) return kc_fail("%s: native16 masks without a 'patch' attribute", r->path);
+    char *dset = kc_strfmt("/masks/%s/%s", setting, id);
+    uint8_t *grid = NULL;
+    int gh = 0, gw = 0, rc = 0;
+    if (!cache_has(r, dset)) rc = kc_fail("%s: no mask %s", r->path, dset);
+    else if (attn_mass_is_setting(setting)) {
+        int heads;
+        if (cache_read_u8_stack(r, dset, &grid, &heads, &gh, &gw) < 0) rc = -1;
+        else
+            for (int h = 1; h < heads; h++)
+                for (size_t k = 0; k < (size_t)gh * gw; k++) grid[k] |= grid[(size_t)h * gh * gw + k];
+    } else if (cache_read_u8(r, dset, &grid, &gh, &gw) < 0) rc = -1;
+    if (rc == 0) {
+        *labels = kc_malloc((size_t)W * H);
+        if (cache_attr(r, "refine") && gh == H && gw == W) memcpy(*labels, grid, (size_t)W * H);
+        else if (overlay_grid_to_pixels(grid, gh, gw, pol, patch, W, H, *labels) < 0) {
+            rc = kc_fail_prefix("%s: %s", r->path, dset);
+            free(*labels);
+            *labels = NULL;
+        }
+    }
+    free(grid);
+    free(dset);
+    return rc;
+}
+
+/* The masks' layer (eval/overlay.h's drawing, as kc-show draws it, as a transparent PNG): full
+ * size as rel_full, thumbnail height as rel_thumb.  labels: (H, W). */
+static int write_layers(report *R, const uint8_t *labels, int W, int H, const char *rel_full, const char *rel_thumb)
+{
+    const size_t n = (size_t)W * H;
+    kc_image black = {W, H, kc_calloc(n * 3, 1)}, white = {W, H, kc_malloc(n * 3)}, sb = {0, 0, NULL},
+             sw = {0, 0, NULL};
+    memset(white.rgb, 255, n * 3);
+    overlay_draw_masks(&black, labels, 0.45f);
+    overlay_draw_masks(&white, labels, 0.45f);
+    uint8_t *rgba = kc_malloc(n * 4);
+    image_layer_from_pair(&black, &white, rgba);
+    int rc = write_layer_png(R, rel_full, W, H, rgba);
+    if (rc == 0) rc = report_thumb(R, &black, &sb);
+    if (rc == 0) rc = report_thumb(R, &white, &sw);
+    if (rc == 0) {
+        image_layer_from_pair(&sb, &sw, rgba);
+        rc = write_layer_png(R, rel_thumb, sb.w, sb.h, rgba);
+    }
+    free(rgba);
+    image_free(&black);
+    image_free(&white);
+    image_free(&sb);
+    image_free(&sw);
+    return rc;
+}
+
+/* The two pictures of one image and layer, full size and thumbnail: rel, their names in the report
+ * folder; out, their paths. */
+typedef struct picture_pair {
+    char *rel[2], *out[2];
+} picture_pair;
+
+/* Takes the new strings rel_full and rel_thumb. */
+static void pair_names(picture_pair *p, const report *R, char *rel_full, char *rel_thumb)
+{
+    p->rel[0] = rel_full;
+    p->rel[1] = rel_thumb;
+    for (int k = 0; k < 2; k++) p->out[k] = kc_strfmt("%s/%s", R->out, p->rel[k]);
+}
+
+static void pair_free(picture_pair *p)
+{
+    for (int k = 0; k < 2; k++) {
+        free(p->rel[k]);
+        free(p->out[k]);
+    }
+}
+
+/* 1 when either picture of the pair is stale; counts both kept when neither is. */
+static int pair_stale(report *R, const picture_pair *p, const char *const *inputs, int n)
+{
+    if (report_stale(R, p->out[0], inputs, n) || report_stale(R, p->out[1], inputs, n)) return 1;
+    R->kept += 2;
+    return 0;
+}
+
+/* The photo, full size and thumbnail. */
+static int draw_photo(report *R, const image_ref *m, const picture_pair *p)
+{
+    kc_image im = {0, 0, NULL}, small = {0, 0, NULL};
+    int rc = image_load_rgb(m->photo, &im);
+    if (rc == 0) rc = report_write_jpeg(R, p->rel[0], &im);
+    if (rc == 0) rc = report_thumb(R, &im, &small);
+    if (rc == 0) rc = report_write_jpeg(R, p->rel[1], &small);
+    image_free(&im);
+    image_free(&small);
+    return rc;
+}
+
+int report_draw_image(report *R, int i)
+{
+    image_ref *m = &R->img[i];
+    if (!m->photo) return 0;
+    int W, H, rc = 0;
+    if (image_size(m->photo, &W, &H) < 0) return -1;
+    char *gt_path = R->voc_root ? kc_strfmt("%s/SegmentationObject/%s.png", R->voc_root, m->id) : NULL;
+    if (gt_path && !kc_exists(gt_path)) {
+        free(gt_path);
+        gt_path = NULL;
+    }
+    picture_pair p;
+    pair_names(&p, R, kc_strfmt("photo/%s.jpg", m->safe), kc_strfmt("photo/%s.t.jpg", m->safe));
+    const char *in[2] = {m->photo, NULL};
+    if (pair_stale(R, &p, in, 1)) rc = draw_photo(R, m, &p);
+    pair_free(&p);
+    /* k = -1: the ground truth; then each gallery of the image */
+    for (int k = -1; k < m->n_in && rc == 0; k++) {
+        const gallery *G = k >= 0 ? &R->g[m->in_gallery[k]] : NULL;
+        if (G ? G->masks < 0 : !gt_path) continue;
+        const char *dir = G ? G->pic_dir : "gt";
+        pair_names(&p, R, kc_strfmt("full/%s/%s.png", dir, m->safe), kc_strfmt("thumbs/%s/%s.png", dir, m->safe));
+        in[1] = G ? R->mr[G->masks].path : gt_path;
+        if (pair_stale(R, &p, in, 2)) {
+            uint8_t *lab = NULL;
+            if (G) rc = mask_labels(&R->mr[G->masks], G->setting, m->id, W, H, &lab);
+            else rc = report_read_labels(gt_path, W, H, "photo", m->photo, &lab);
+            if (rc == 0) rc = write_layers(R, lab, W, H, p.rel[0], p.rel[1]);
+            free(lab);
+        }
+        pair_free(&p);
+    }
+    free(gt_path);
+    return rc;
+}
+
+/* ---- figures ------------------------------------------------------------------------------- */
+
+static int copy_file(report *R, const char *src, const char *rel)
+{
+    char *dst = kc_strfmt("%s/%s", R->out, rel);
+    int rc = 0;
+    if (report_stale(R, dst, &src, 1)) {
+        uint8_t *data;
+        size_t size;
+        rc = kc_read_file(src, &data, &size);
+        if (rc == 0) {
+            rc = kc_write_file_atomic(dst, data, size);
+            free(data);
+        }
+    }
+    free(dst);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int report_copy_figures(report *R, report_figures *f)
+{
+    memset(f, 0, sizeof *f);
+    if (!R->figures) return 0;
+    DIR *d = opendir(R->figures);
+    if (!d) return kc_fail("%s: cannot open the figures folder (%s)", R->figures, strerror(errno));
+    for (struct dirent *de; (de = readdir(d));) {
+        size_t n = strlen(de->d_name);
+        if (n < 5 || de->d_name[0] == '.' || strcmp(de->d_name + n - 4, ".png")) continue;
+        f->base = kc_realloc(f->base, sizeof(char *) * (size_t)(f->n + 1));
+        f->base[f->n++] = kc_strfmt("%.*s", (int)n - 4, de->d_name);
+    }
+    closedir(d);
+    qsort(f->base, (size_t)f->n, sizeof(char *), cmp_str);
+    f->svg = kc_calloc((size_t)f->n + 1, sizeof(int));
+    char *dir = kc_strfmt("%s/figures", R->out);
+    int rc = kc_mkdirs(dir);
+    free(dir);
+    KC_TRY(rc);
+    for (int i = 0; i < f->n; i++) {
+        char *safe = html_safe_name(f->base[i]);
+        char *src = kc_strfmt("%s/%s.png", R->figures, f->base[i]), *rel = kc_strfmt("figures/%s.png", safe);
+        rc = copy_file(R, src, rel);
+        free(src);
+        free(rel);
+        src = kc_strfmt("%s/%s.svg", R->figures, f->base[i]);
+        rel = kc_strfmt("figures/%s.svg", safe);
+        if (rc == 0 && kc_exists(src)) {
+            f->svg[i] = 1;
+            rc = copy_file(R, src, rel);
+        }
+        free(src);
+        free(rel);
+        free(f->base[i]);
+        f->base[i] = safe;
+        KC_TRY(rc);
+    }
+    return 0;
+}
+
+void report_figures_free(report_figures *f)
+{
+    for (int i = 0; i < f->n; i++) free(f->base[i]);
+    free(f->base);
+    free(f->svg);
+    memset(f, 0, sizeof *f);
+}
