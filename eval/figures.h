@@ -30,6 +30,11 @@
 #define KC_FIGURES_H
 #include "pipeline/images/image.h"
 
+/* One network's input to a figure (NET=PATH on kc-plot's command line). */
+typedef struct fig_input {
+    char *name, *path;
+} fig_input;
+
 /* The sweep axes beside tau (the order of the CSV columns and of the panels). */
 #define FIG_EDGES 2
 #define FIG_SPLITS 2
