@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "eval/score_summary.h"
+#include "eval/setting_choice.h"
 #include "pipeline/kc.h"
 #include "pipeline/lock.h"
 
@@ -64,27 +65,29 @@ static void sweep_values(const score_summary *sc, int n, int i, int m, char *con
     }
 }
 
-/* The star: kc-table's rule over all networks. */
-static const char *sweep_chosen(const score_summary *sc, int n, char *const *all, int n_all)
+/* The star: the report's setting (eval/setting_choice.h), and the networks that chose it. */
+static int sweep_chosen(const sweep_figures_opts *o, const score_summary *const *ps, char *const *all, int n_all,
+                        const char **chosen, char **chosen_by)
 {
-    const char *chosen = NULL;
-    double best = -1;
-    for (int k = 0; k < n_all; k++) {
-        double sum = 0;
-        int have = 0;
-        for (int i = 0; i < n; i++) {
-            int s = score_summary_find(&sc[i], all[k]);
-            if (s >= 0) {
-                sum += sc[i].jaccard[s];
-                have++;
-            }
-        }
-        if (have == n && sum / n > best) {
-            best = sum / n;
-            chosen = all[k];
-        }
+    int n = o->n_nets;
+    int *baseline = kc_calloc((size_t)n, sizeof *baseline);
+    const char **names = kc_malloc((size_t)n * sizeof *names);
+    for (int i = 0; i < n; i++) names[i] = o->nets[i].name;
+    int rc = 0;
+    for (int k = 0; k < o->n_baselines && rc == 0; k++) {
+        int i = 0;
+        while (i < n && strcmp(names[i], o->baselines[k])) i++;
+        if (i == n) rc = kc_fail("--baseline %s: no score folder of network '%s'", o->baselines[k], o->baselines[k]);
+        else baseline[i] = 1;
     }
-    return chosen;
+    setting_choice c;
+    if (rc == 0 && setting_choose(ps, baseline, n, all, n_all, &c) == 0) {
+        *chosen = c.setting;
+        *chosen_by = setting_choosers(names, ps, baseline, n);
+    }
+    free(baseline);
+    free(names);
+    return rc;
 }
 
 static int draw_all(const sweep_figures_opts *o, const score_summary *sc, char *const *all, int n_all, fig_sweep *f)
@@ -129,7 +132,8 @@ int sweep_figures_run(const sweep_figures_opts *o)
         kc_info("%d settings are not of the t<tau>-<edges>-<split>-<rule>-n<N> grid and are not drawn", off_grid);
     if (rc == 0 && !f.n_tau) rc = kc_fail("%s/summary.csv: no setting of the decoder grid to draw", o->nets[0].path);
     const char *chosen = o->chosen;
-    if (rc == 0 && !chosen) chosen = sweep_chosen(sc, n, all, n_all);
+    char *chosen_by = NULL;
+    if (rc == 0 && !chosen && sweep_chosen(o, ps, all, n_all, &chosen, &chosen_by) < 0) rc = -1;
     /* one run per figure (its files appear together at the end) */
     kc_lock *lock = NULL;
     if (rc == 0 && kc_lock_folder(&lock, o->out, o->prefix) < 0) rc = -1;
@@ -137,6 +141,7 @@ int sweep_figures_run(const sweep_figures_opts *o)
         kc_outputs_begin();
         f.v = kc_malloc(sizeof(double) * (size_t)(f.n_tau * FIG_EDGES * FIG_SPLITS * FIG_RULES * FIG_NS));
         f.chosen = chosen;
+        f.chosen_by = chosen_by;
         rc = draw_all(o, sc, all, n_all, &f) < 0 || kc_outputs_commit() < 0 ? -1 : 0;
     }
     if (rc == 0) {
@@ -144,6 +149,7 @@ int sweep_figures_run(const sweep_figures_opts *o)
         kc_info("wrote the sweep figures of %d network%s to %s/ (%s-*.{pdf,svg,png,tex,csv}); chosen setting %s", n,
                 n == 1 ? "" : "s", o->out, o->prefix, chosen ? chosen : "(none)");
     }
+    free(chosen_by);
     free(f.v);
     free(all);
     for (int i = 0; i < n; i++) score_summary_free(&sc[i]);

@@ -1,6 +1,6 @@
 /* stages/kc-plot.c — the thesis figures (eval/figures.h) from score files, results and masks.
  *
- *   kc-plot sweep      --scores NET=DIR... --out DIR [--chosen ID] [--prefix sweep]
+ *   kc-plot sweep      --scores NET=DIR... [--baseline NET]... --out DIR [--chosen ID] [--prefix sweep]
  *   kc-plot curves     --voc NET=DIR... [--davis NET=DIR]... [--probe NET=DIR]... [--nets-ini FILE] [--published FILE]
  *                      [--setting ID] --out DIR [--name curves]
  *   kc-plot voc-grid   --voc ROOT --split SPLIT --setting ID --masks NET=FILE... [--ids A,B,..|--first N]
@@ -10,9 +10,10 @@
  *
  * sweep: DIR is a kc-score folder of the selection split (DIR/summary.csv); writes per network
  * PREFIX-<net>-{jaccard,corloc} and, over all networks, PREFIX-{jaccard,corloc} (the mean over the
- * networks, the quantity the setting is chosen on).  The chosen setting is --chosen, else the
- * setting with the best mean Jaccard over the networks scored for all of them (ties: the first id
- * in strcmp order), the rule of kc-table --print-best.
+ * networks).  The star is --chosen, else the report's setting: the rule of kc-table
+ * (eval/setting_choice.h: the best mean Jaccard over the networks that are not a --baseline, all
+ * when every one is; ties: the first id in strcmp order); a line under the legend names it and the
+ * networks that chose it (eval/sweep_figures.h).
  * curves: --voc DIR is a network's kc-score folder at the report setting (one setting, or
  * --setting); --davis DIR its DAVIS results folder (global_results-val.csv, J&F-Mean).  A network
  * whose nets.ini section has `run` and `epoch` is a point of that run's curve; any other is a
@@ -23,7 +24,7 @@
  * davis-grid: rows = N frames of the sequence evenly spaced (default 4), columns = the ground-truth
  * annotation and each network's propagated labels (DIR/<seq>/<frame>.png).
  * Every figure: DIR/NAME.{pdf,svg,png,csv,tex}; every file written atomically, byte-identical
- * across runs.
+ * across runs.  The work is eval/'s: sweep_figures, curve_figure, grid_figures.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@
 static void usage(int status)
 {
     fprintf(status ? stderr : stdout,
-            "usage: kc-plot sweep      --scores NET=DIR... --out DIR [--chosen ID] [--prefix sweep]\n"
+            "usage: kc-plot sweep      --scores NET=DIR... [--baseline NET]... --out DIR [--chosen ID] [--prefix sweep]\n"
             "       kc-plot curves     --voc NET=DIR... [--davis NET=DIR]... [--probe NET=DIR]... [--nets-ini FILE]\n"
             "                          [--published FILE]\n"
             "                          [--setting ID] --out DIR [--name curves]\n"
@@ -52,7 +53,9 @@ static void usage(int status)
             "and the CSV of its data (Okabe-Ito colours with markers and dash patterns: readable in grey\n"
             "and by colour-blind readers).  sweep: Jaccard and CorLoc of every decoder setting on the\n"
             "selection split (small multiples: rule x edges/split panels, tau on x, one line per N; the\n"
-            "chosen, TokenCut's and MaskCut's settings marked), per network and the mean over them.\n"
+            "chosen, TokenCut's and MaskCut's settings marked), per network and the mean over them; the\n"
+            "chosen setting is the report's (kc-table's rule: --baseline NET does not choose) and the figure\n"
+            "names the networks that chose it.\n"
             "curves: VOC Jaccard, CorLoc and DAVIS J&F of each training run (configs/nets.ini `run`,\n"
             "`epoch`) against the epoch, other networks and published numbers as horizontal lines.\n"
             "voc-grid / davis-grid: pictures of what each network found, beside the ground truth.\n"
@@ -105,6 +108,8 @@ static int cmd_sweep(int argc, char **argv)
     fig_input *nets = NULL;
     int n_nets = 0;
     const char *out = NULL, *chosen = NULL, *prefix = "sweep";
+    const char **baselines = NULL;
+    int n_baselines = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
@@ -114,12 +119,18 @@ static int cmd_sweep(int argc, char **argv)
         else if (!strcmp(a, "--out")) out = v;
         else if (!strcmp(a, "--chosen")) chosen = v;
         else if (!strcmp(a, "--prefix")) prefix = v;
+        else if (!strcmp(a, "--baseline")) {
+            baselines = kc_realloc(baselines, (size_t)(n_baselines + 1) * sizeof *baselines);
+            baselines[n_baselines++] = v;
+        }
         else kc_die_msg("unknown option %s (see --help)", a);
     }
     if (!out || !n_nets) kc_die_msg("sweep needs --scores NET=DIR and --out DIR (see --help)");
     if (!*prefix || strpbrk(prefix, "/ \t")) kc_die_msg("--prefix: bad value '%s'", prefix);
-    sweep_figures_opts o = {.out = out, .prefix = prefix, .chosen = chosen, .nets = nets, .n_nets = n_nets};
+    sweep_figures_opts o = {.out = out, .prefix = prefix, .chosen = chosen, .nets = nets, .n_nets = n_nets,
+                            .baselines = baselines, .n_baselines = n_baselines};
     int rc = sweep_figures_run(&o);
+    free(baselines);
     free_inputs(nets, n_nets);
     return rc;
 }
