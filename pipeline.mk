@@ -68,6 +68,10 @@ NET_ARGS      = $(shell OUT=$(OUT) configs/net-args.sh $(NETS_INI) $(1))
 NET_WEIGHTS   = $(shell OUT=$(OUT) configs/net-args.sh $(NETS_INI) $(1) --weights-path)
 # kind = baseline in nets.ini: the row is listed as a baseline and does not choose the setting
 BASELINE_OPTS = $(foreach n,$(NETS),$(if $(filter baseline,$(shell configs/net-args.sh $(NETS_INI) $(n) --kind 2>/dev/null)),--baseline $(n)))
+# The networks that choose the setting (SETTING=best) and thereby the star of the sweep figure: one
+# rule (eval/setting_choice.h) told the same options, --baseline NET for each that does not choose;
+# by default the baselines (all choose when every one is), in make demo its network alone
+CHOICE_OPTS  ?= $(BASELINE_OPTS)
 
 .PHONY: sweep report davis tables demo pipeline-check probe
 .SECONDEXPANSION:
@@ -219,7 +223,7 @@ endif
 
 # SETTING=best (the default) takes the setting with the best mean Jaccard over NETS on the
 # selection split (kc-table --print-best), after the sweep; any setting id can be given instead.
-BEST_SETTING = $$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES)) $(BASELINE_OPTS))
+BEST_SETTING = $$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES)) $(CHOICE_OPTS))
 
 ifneq ($(SCHEDULER),slurm)   # SCHEDULER=slurm: report and davis are those of slurm.mk
 report: pipeline-check all
@@ -270,8 +274,8 @@ VAL_MASKS     = $(foreach n,$(NETS),$(OUT)/cache/$(n)/voc12-val/masks-$(SETTING)
 DAVIS_RESULTS = $(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv)
 .PHONY: figures figures-missing
 
-$(FIGURES)/sweep-jaccard.pdf: $(wildcard $(SELECT_SCORES)) $(call FIG_FORCE,$(SELECT_SCORES)) $(call FIG_STAMP,sweep,$(NETS)) $(BUILD)/kc-plot
-	$(BUILD)/kc-plot sweep $(foreach n,$(NETS),--scores $(n)=$(OUT)/scores/$(n)/select) --out $(FIGURES)
+$(FIGURES)/sweep-jaccard.pdf: $(wildcard $(SELECT_SCORES)) $(call FIG_FORCE,$(SELECT_SCORES)) $(call FIG_STAMP,sweep,$(NETS) $(CHOICE_OPTS)) $(BUILD)/kc-plot
+	$(BUILD)/kc-plot sweep $(foreach n,$(NETS),--scores $(n)=$(OUT)/scores/$(n)/select) $(CHOICE_OPTS) --out $(FIGURES)
 
 $(FIGURES)/curves.pdf: $(wildcard $(VAL_SCORES) $(DAVIS_SCORES) $(PROBE_SCORES)) $(call FIG_FORCE,$(VAL_SCORES) $(DAVIS_SCORES)) $(NETS_INI) $(PUBLISHED) \
                        $(call FIG_STAMP,curves,$(NETS) $(SETTING) $(DAVIS) $(PROBE_TABLE_OPTS)) $(BUILD)/kc-plot
@@ -288,10 +292,11 @@ $(FIGURES)/grid-davis.pdf: $(wildcard $(DAVIS_RESULTS)) $(call FIG_FORCE,$(DAVIS
 	$(BUILD)/kc-plot davis-grid --davis $(DAVIS) --sequence $$seq $(foreach n,$(NETS),--results $(n)=$(OUT)/results/$(n)/davis17-val) \
 	  --frames $(FIG_FRAMES) --out $(FIGURES)
 
-# SETTING=best: the setting kc-table --print-best chooses from the selection scores.
+# SETTING=best: the setting kc-table --print-best chooses from the selection scores (as make report:
+# the sweep figure's star).
 figures: $(BUILD)/kc-plot $(BUILD)/kc-table
 	@$(MAKE) --no-print-directory $(FIGURES)/sweep-jaccard.pdf
-	@setting=$(if $(filter best,$(SETTING)),$$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES))),$(SETTING)); \
+	@setting=$(if $(filter best,$(SETTING)),$(BEST_SETTING),$(SETTING)); \
 	  $(MAKE) --no-print-directory SETTING=$$setting $(FIGURES)/curves.pdf $(if $(VOC),$(FIGURES)/grid-voc.pdf) $(if $(DAVIS),$(FIGURES)/grid-davis.pdf)
 	@echo "figures: $(FIGURES)/ (each as .pdf .svg .png, with a pgfplots .tex and its .csv)"
 
@@ -324,7 +329,7 @@ $(REPORT_DIR)/index.html: $(BUILD)/kc-report $(REPORT_INPUTS)
 
 # SETTING=best: the setting kc-table --print-best chooses from the selection scores (as make report).
 report-html: $(BUILD)/kc-report $(BUILD)/kc-table
-	@setting=$(if $(filter best,$(SETTING)),$$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES)) $(BASELINE_OPTS)),$(SETTING)); \
+	@setting=$(if $(filter best,$(SETTING)),$(BEST_SETTING),$(SETTING)); \
 	  $(MAKE) --no-print-directory SETTING=$$setting $(REPORT_DIR)/index.html
 	@echo "report: $(REPORT_DIR)/index.html (open it in a browser; $$(du -sh $(REPORT_DIR) | cut -f1) on disk)"
 
@@ -336,8 +341,11 @@ DEMO_TABLES ?= tables
 DEMO_NETS_INI ?= configs/demo-nets.ini
 DEMO_NETS := $(if $(WEIGHTS),weights,color) random
 DEMO_NET  := $(firstword $(DEMO_NETS))
+# the demo's network alone chooses the setting (kc-table --print-best on its scores); the sweep
+# figure's star is told so (the others as --baseline)
 DEMO_ARGS := NETS="$(DEMO_NETS)" NETS_INI=$(DEMO_NETS_INI) VOC=$(DEMO_DIR)/data/voc DAVIS=$(DEMO_DIR)/data/davis OUT=$(DEMO_DIR) \
-             SPLITS=$(DEMO_DIR)/splits LEDGER=$(DEMO_DIR)/ledger.tsv TABLES=$(DEMO_DIR)/tables SELECT_COUNT=16
+             SPLITS=$(DEMO_DIR)/splits LEDGER=$(DEMO_DIR)/ledger.tsv TABLES=$(DEMO_DIR)/tables SELECT_COUNT=16 \
+             CHOICE_OPTS="$(foreach n,$(filter-out $(DEMO_NET),$(DEMO_NETS)),--baseline $(n))"
 
 # the linear probe on the demo's scenes: trained on its train list (a batch of 8: the list is short)
 DEMO_PROBE_ARGS := PROBE_TRAIN=train PROBE_SIZE=224 PROBE_OPTS="--batch 8"

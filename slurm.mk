@@ -129,7 +129,7 @@ SLURM_BEST_NETS ?=
 KC_BEST_SCORES = $(if $(SLURM_BEST_NETS),$(foreach n,$(SLURM_BEST_NETS),$(OUT)/scores/$(n)/select/summary.csv),$(SELECT_SCORES))
 $(KC_BEST_FILE): $(KC_BEST_SCORES) $(BUILD)/kc-table
 	@mkdir -p $(@D)
-	$(BUILD)/kc-table --print-best $(dir $(KC_BEST_SCORES)) $(if $(SLURM_BEST_NETS),,$(BASELINE_OPTS)) > $@.tmp && mv $@.tmp $@
+	$(BUILD)/kc-table --print-best $(dir $(KC_BEST_SCORES)) $(if $(SLURM_BEST_NETS),,$(CHOICE_OPTS)) > $@.tmp && mv $@.tmp $@
 
 # Jobs never rebuild the programs (built once before submitting; concurrent tasks would race): their
 # objects and the library are -o (make ignores their rules), so a program is never remade, but a

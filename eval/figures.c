@@ -188,6 +188,13 @@ static void sweep_panel_axes(const sweep_ctx *c, int row, int col, plot_axes *ax
 static const int MARK_SHAPE[3] = {PLOT_STAR, PLOT_CIRCLE, PLOT_SQUARE};
 static const char *const MARK_LABEL[3] = {"chosen", "TokenCut", "MaskCut"};
 
+/* "chosen: ID, the best mean Jaccard of dino, selfpatch (the report's setting)" (malloc'd). */
+static char *sweep_chosen_text(const fig_sweep *f)
+{
+    if (!f->chosen_by) return kc_strfmt("chosen: %s (given)", f->chosen);
+    return kc_strfmt("chosen: %s, the best mean Jaccard of %s (the report's setting)", f->chosen, f->chosen_by);
+}
+
 static void draw_sweep(cairo_t *cr, void *vctx)
 {
     const sweep_ctx *c = vctx;
@@ -211,6 +218,12 @@ static void draw_sweep(cairo_t *cr, void *vctx)
         plot_marker(cr, lx + 4, ly, MARK_SHAPE[m], m ? 4.2 : 4.5, black, 0);
         plot_text(cr, lx + 11, ly, 7, 0, 0.5, 0, 0, MARK_LABEL[m]);
         lx += 46;
+    }
+    if (f->chosen) { /* which setting the star is, and who chose it */
+        char *said = sweep_chosen_text(f);
+        plot_marker(cr, SW_LEFT + 4, 40, PLOT_STAR, 4.5, black, 0);
+        plot_text(cr, SW_LEFT + 11, 40, 7, 0, 0.5, 0, 0, said);
+        free(said);
     }
     /* panels */
     double xt[FIG_MAX_TAU];
@@ -344,6 +357,14 @@ int fig_sweep_write(const char *dir, const char *base, const fig_sweep *f)
     kc_buf_printf(&t, "\\node[anchor=south west, yshift=14pt] at (group c1r1.north west) {\\pgfplotslegendfromname{kclegend}\n"
                       "  \\tiny\\quad\\tikz\\pgfuseplotmark{star}; chosen\\quad\\tikz\\pgfuseplotmark{o}; TokenCut"
                       "\\quad\\tikz\\pgfuseplotmark{square}; MaskCut};\n");
+    if (f->chosen) {
+        char *said = sweep_chosen_text(f);
+        kc_buf_printf(&t, "\\node[anchor=south west, yshift=27pt, font=\\tiny] at (group c1r1.north west) "
+                          "{\\tikz\\pgfuseplotmark{star}; ");
+        tex_escape(&t, said);
+        kc_buf_printf(&t, "};\n");
+        free(said);
+    }
     kc_buf_printf(&t, "\\end{tikzpicture}\n");
 
     return write_figure(dir, base, &csv, &t, SW_W, SW_H, draw_sweep, &c);

@@ -10,8 +10,9 @@
  * The sweep (fig_sweep_write).  The 144 settings t<tau>-<edges>-<split>-<rule>-n<N> as small
  * multiples: one panel per (rule, edges x split) — rows seed / corners / minority, columns
  * binary-mean, binary-zero, weighted-mean, weighted-zero — with tau on the x axis and one line per
- * N; one y range for all panels.  Marked: the chosen setting (black star), TokenCut's published
- * setting t0.20-bin-mean-seed-n1 (ring) and MaskCut's t0.15-bin-mean-corners-n3 (square ring).
+ * N; one y range for all panels.  Marked: the chosen setting (black star; a line under the legend
+ * names it and the networks that chose it), TokenCut's published setting t0.20-bin-mean-seed-n1
+ * (ring) and MaskCut's t0.15-bin-mean-corners-n3 (square ring).
  * CSV: a row per tau, `tau` then 36 columns <edges>_<split>_<rule>_n<N> (fractions as in the score
  * files, %.9g; nan = not scored).
  *
@@ -29,6 +30,11 @@
 #ifndef KC_FIGURES_H
 #define KC_FIGURES_H
 #include "pipeline/images/image.h"
+
+/* One network's input to a figure (NET=PATH on kc-plot's command line). */
+typedef struct fig_input {
+    char *name, *path;
+} fig_input;
 
 /* The sweep axes beside tau (the order of the CSV columns and of the panels). */
 #define FIG_EDGES 2
@@ -49,6 +55,8 @@ typedef struct fig_sweep {
     char tau[FIG_MAX_TAU][16]; /* as written in the ids, sorted by value */
     double *v;                 /* (n_tau, FIG_EDGES, FIG_SPLITS, FIG_RULES, FIG_NS) fractions, NaN = missing */
     const char *chosen;        /* setting id to mark, or NULL */
+    const char *chosen_by;     /* the networks that chose it ("dino, selfpatch", said under the
+                                  legend), or NULL: given by hand */
 } fig_sweep;
 /* Index of one cell of v. */
 int fig_sweep_at(int tau, int edges, int split, int rule, int n);

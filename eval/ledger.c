@@ -155,3 +155,28 @@ int ledger_count(const ledger_entry *es, int n, char ***split, char ***hash, int
     *n_splits = m;
     return 0;
 }
+
+int ledger_print(const char *path)
+{
+    if (!kc_exists(path)) {
+        printf("ledger %s: absent (no labels opened through it)\n", path);
+        return 0;
+    }
+    ledger_entry *es;
+    int ne;
+    KC_TRY(ledger_read(path, &es, &ne));
+    char **sp, **sh;
+    int *runs, n_sp;
+    ledger_count(es, ne, &sp, &sh, &runs, &n_sp);
+    printf("ledger %s: %d kc-score runs opened labels\n", path, ne);
+    for (int k = 0; k < n_sp; k++) {
+        printf("  %-40s sha256 %.12s  opened %d time%s\n", sp[k], sh[k], runs[k], runs[k] == 1 ? "" : "s");
+        free(sp[k]);
+        free(sh[k]);
+    }
+    free(sp);
+    free(sh);
+    free(runs);
+    ledger_free(es, ne);
+    return 0;
+}

@@ -37,4 +37,7 @@ void ledger_free(ledger_entry *entries, int n);
  * latest entry. */
 int ledger_count(const ledger_entry *entries, int n, char ***split, char ***split_sha256, int **runs,
                  int *n_splits);
+/* Prints to stdout how many runs opened labels and, per split, how many times (kc-table's last
+ * lines); an absent ledger is said so, not an error. */
+int ledger_print(const char *path);
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "eval/voc_metrics.h"
+#include "pipeline/cache/cache.h"
 #include "pipeline/kc.h"
 
 int overlay_grid_to_pixels(const uint8_t *grid, int gh, int gw, kc_policy p, int patch, int W, int H,
@@ -165,4 +166,43 @@ void overlay_draw_text(kc_image *img, const char *const *lines, int n)
                 }
         }
     }
+}
+
+int overlay_cache_labels(const cache_reader *r, const char *setting, const char *id, int W, int H, uint8_t **labels)
+{
+    int ix = cache_index_find(&r->index, id);
+    if (ix < 0) return kc_fail("%s: no image %s in its index", r->path, id);
+    if (r->index.size[2 * ix] != H || r->index.size[2 * ix + 1] != W)
+        return kc_fail("%s: image %s was %dx%d when decoded, the dataset's is %dx%d", r->path, id,
+                       r->index.size[2 * ix + 1], r->index.size[2 * ix], W, H);
+    const char *pol_name = cache_attr(r, "policy"), *ps = cache_attr(r, "patch");
+    kc_policy pol;
+    if (!pol_name) return kc_fail("%s: no 'policy' attribute (cannot map the grid back to pixels)", r->path);
+    if (policy_parse(pol_name, &pol) < 0) return kc_fail_prefix("%s", r->path);
+    int patch = ps ? atoi(ps) : 0;
+    if (pol == POLICY_NATIVE16 && patch <= 0) return kc_fail("%s: native16 masks without a 'patch' attribute", r->path);
+    char *dset = kc_strfmt("/masks/%s/%s", setting, id);
+    uint8_t *grid = NULL;
+    int gh, gw, rc = 0;
+    if (!cache_has(r, dset)) rc = kc_fail("%s: no mask %s (was setting %s decoded?)", r->path, dset, setting);
+    else if (cache_read_u8(r, dset, &grid, &gh, &gw) < 0) rc = -1;
+    else if (cache_attr(r, "refine")) { /* kc-refine's pixel masks, at the image's size */
+        if (gh != H || gw != W) {
+            rc = kc_fail("%s: %s is %dx%d, but its image is %dx%d (a refined mask is at the image's size)", r->path,
+                         dset, gw, gh, W, H);
+        } else {
+            *labels = grid;
+            grid = NULL;
+        }
+    } else {
+        *labels = kc_malloc((size_t)W * H);
+        if (overlay_grid_to_pixels(grid, gh, gw, pol, patch, W, H, *labels) < 0) {
+            rc = kc_fail_prefix("%s: %s", r->path, dset);
+            free(*labels);
+            *labels = NULL;
+        }
+    }
+    free(grid);
+    free(dset);
+    return rc;
 }

@@ -20,6 +20,7 @@
 #define KC_OVERLAY_H
 #include <stdint.h>
 
+#include "pipeline/cache/cache.h"
 #include "pipeline/images/image.h"
 #include "pipeline/images/resize.h"
 
@@ -27,6 +28,11 @@
  * (gw < ceil(W / p) or gh < ceil(H / p)), non-positive sizes. */
 int overlay_grid_to_pixels(const uint8_t *grid, int gh, int gw, kc_policy p, int patch, int W, int H,
                            uint8_t *labels);
+/* The labels (H, W) of image id (W x H pixels) under one setting of a masks cache: kc-decode's
+ * grid masks mapped to pixels as above (the cache's policy and patch attributes), kc-refine's
+ * pixel masks (attribute refine) as they are; *labels is malloc'd.  Errors name the cache: the
+ * image not in its index or decoded at another size, no policy, no such mask.  (kc-plot's grids.) */
+int overlay_cache_labels(const cache_reader *r, const char *setting, const char *id, int W, int H, uint8_t **labels);
 /* The colour of label l > 0 (a fixed table of 12 distinct colours, repeating). */
 void overlay_color(int label, uint8_t rgb[3]);
 /* Blends the labels into img (in place) and draws their contours.  labels: (h, w). */

@@ -91,6 +91,18 @@ static int n_baseline(const kc_table *t)
     return n;
 }
 
+/* The shortest %.*g text that reads back as v exactly (at most 17 digits: every double), so that
+ * the CSV is data, not print: a value read from a 9-digit score file comes out as it was read. */
+static void csv_number(kc_buf *b, double v)
+{
+    char text[32];
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, v);
+        if (strtod(text, NULL) == v) break;
+    }
+    kc_buf_printf(b, ",%s", text);
+}
+
 char *table_csv(const kc_table *t)
 {
     kc_buf b = {0};
@@ -107,7 +119,7 @@ char *table_csv(const kc_table *t)
         for (int c = 0; c < t->n_cols; c++) {
             double v = t->vals[(size_t)r * t->n_cols + c];
             if (isnan(v)) kc_buf_printf(&b, ",");
-            else kc_buf_printf(&b, ",%.9g", v);
+            else csv_number(&b, v);
         }
         if (nb) kc_buf_printf(&b, t->baseline[r] ? ",baseline" : ",network");
         kc_buf_printf(&b, "\n");

@@ -1,9 +1,10 @@
 /* eval/table.h — the thesis tables as CSV, Markdown and a LaTeX booktabs fragment.
  *
  * A table is a first column of row names and n_cols numeric columns (NaN = missing).  CSV holds
- * the raw values (%.9g, missing = empty field) under machine keys; Markdown and LaTeX hold the
- * values times `scale` with `decimals` decimals (percentages: scale 100, 1 decimal) under display
- * labels, missing = "–" / "--", and the best (largest raw) value of each column marked with
+ * the raw values at full precision (the shortest text that reads back as the same double, at most
+ * 17 digits; missing = empty field) under machine keys: it is data, not print.  Markdown and LaTeX
+ * hold the values times `scale` with `decimals` decimals (percentages: scale 100, 1 decimal) under
+ * display labels, missing = "–" / "--", and the best (largest raw) value of each column marked with
  * bold_best set in bold (**x** / \textbf{x}; ties all bold).  Output is deterministic.
  *
  *     kc_table t = {0};

@@ -46,13 +46,27 @@ if $S --coco $C --split $C/list.txt --masks $D/masks_coco.h5 --out $T/coco3 --le
 
 # the table of `make corloc` (configs/corloc-table.sh): our row from the summary, the published rows
 mkdir -p $T/tab/ref/coco20k && cp -r $T/coco $T/tab/ref/coco20k/scores-t0.20-bin-mean-seed-n1
+# (the CSV at full precision: 100 x the summary's fraction, which %.9g of a hundredth gives back;
+# Markdown and LaTeX at 0.1)
+frac=$(awk -F, '$1=="t0.20-bin-mean-seed-n1" { print $4 }' $T/coco/summary.csv)
 want=$(awk -F, '$1=="t0.20-bin-mean-seed-n1" { printf "%.1f", 100*$4 }' $T/coco/summary.csv)
 if configs/corloc-table.sh $T/tables configs/published-corloc.ini t0.20-bin-mean-seed-n1 $T/tab ref 2>$T/err &&
-   grep -qx "\"ref\",t0.20-bin-mean-seed-n1,,,$want,\"keycut\"" $T/tables/corloc.csv &&
+   full=$(awk -F, '$1 == "\"ref\"" && $2 == "t0.20-bin-mean-seed-n1" && $3 == "" && $4 == "" && $6 == "\"keycut\"" { print $5 }' \
+          $T/tables/corloc.csv) &&
+   [ -n "$full" ] && [ "$(awk -v v="$full" 'BEGIN { printf "%.9g", v / 100 }')" = "$frac" ] &&
    grep -q '^"TokenCut ViT-S/16 (published)",published,68.8,72.1,58.8,' $T/tables/corloc.csv &&
    grep -q '^| LOST ViT-S/16 (published) | published | 61.9 | 64.0 | 50.7 |$' $T/tables/corloc.md &&
    grep -qxF "ref & t0.20-bin-mean-seed-n1 & -- & -- & $want \\\\" $T/tables/corloc.tex
 then ok; else bad "corloc table: $(cat $T/err; cat $T/tables/corloc.csv $T/tables/corloc.tex)"; fi
+# the CSV keeps every digit of the summary (a fraction of many digits, one in exponent form), the
+# Markdown rounds
+mkdir -p $T/tab2/net/voc07/scores-s1 $T/tab2/net/coco20k/scores-s1
+printf 'setting,images,jaccard,corloc\ns1,4952,,0.688311688\n' > $T/tab2/net/voc07/scores-s1/summary.csv
+printf 'setting,images,jaccard,corloc\ns1,19817,,5.04617248e-05\n' > $T/tab2/net/coco20k/scores-s1/summary.csv
+if configs/corloc-table.sh $T/tables2 configs/published-corloc.ini s1 $T/tab2 net 2>$T/err &&
+   grep -qx '"net",s1,68.8311688,,0.00504617248,"keycut"' $T/tables2/corloc.csv &&
+   grep -qx '| net | s1 | 68.8 |  | 0.0 |' $T/tables2/corloc.md
+then ok; else bad "corloc table at full precision: $(cat $T/err $T/tables2/corloc.csv $T/tables2/corloc.md)"; fi
 
 # 2. the coco: dataset (ids = file names without extension, list order)
 if $X --model color --dataset coco:$C:$C/list.txt --policy native16 --out $T/k.h5 2>$T/err; then ok; else bad "kc-extract coco: $(cat $T/err)"; fi

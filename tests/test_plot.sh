@@ -78,6 +78,20 @@ best=$("$BUILD/kc-table" --print-best $(for n in "${NETS[@]}"; do echo "$d/w/sco
 said=$(sed -n 's/.*chosen setting \([^ ]*\)$/\1/p' "$d/sweep.log")
 if [ -n "$best" ] && [ "$best" = "$said" ]; then ok; else bad "chosen setting '$said', kc-table --print-best '$best'"; fi
 if grep -q "coordinates {(${best:1:4}," "$d/f1/sweep-jaccard.tex"; then ok; else bad "the chosen setting is not marked in sweep-jaccard.tex"; fi
+# ... and the report's: kc-table without --setting, all but run3-e05 baselines, chooses what the star
+# marks (run3-e05's best Jaccard, the first of a tie), and the figure names the network that chose it
+sel=(); for n in "${NETS[@]}"; do sel+=("$d/w/scores/$n/select"); done
+base=(--baseline dino --baseline run2-e10 --baseline run2-e05)
+own=$(awk -F, 'NR > 1 && (best == "" || $3 > max) { max = $3; best = $1 } END { print best }' "$d/w/scores/run3-e05/select/summary.csv")
+"$BUILD/kc-table" "${sel[@]}" "${base[@]}" --out "$d/rep" --only report --ledger "$d/none.tsv" >/dev/null 2>"$d/rep.log"
+reported=$(sed -n 's/^\\newcommand{\\kcReportSetting}{\(.*\)}$/\1/p' "$d/rep/report-macros.tex" | sed 's/\\_/_/g')
+plot sweep "${sweep_args[@]}" "${base[@]}" --out "$d/f3" 2>"$d/sweep3.log"
+said=$(sed -n 's/.*chosen setting \([^ ]*\)$/\1/p' "$d/sweep3.log")
+if [ -n "$own" ] && [ "$reported" = "$own" ] && [ "$said" = "$own" ]; then ok; else bad "with baselines: star '$said', report '$reported', run3-e05's best '$own'; $(cat "$d/rep.log")"; fi
+if grep -qF "chosen: $said, the best mean Jaccard of run3-e05 (the report's setting)" "$d/f3/sweep-jaccard.tex" &&
+   grep -q "coordinates {(${said:1:4}," "$d/f3/sweep-dino-corloc.tex"; then ok; else bad "sweep-jaccard.tex does not name the chooser: $(grep 'chosen:' "$d/f3/sweep-jaccard.tex")"; fi
+expect_exact "sweep: unknown baseline" "kc-plot: error: --baseline zz: no score folder of network 'zz'" \
+  plot sweep "${sweep_args[@]}" --baseline zz --out "$d/bad0"
 
 # the curves CSV, recomputed from nets.ini, the val summaries and the DAVIS results
 {
@@ -141,6 +155,11 @@ f=$d/w/scores/run2-e05/val-$S/summary.csv; touch "$f"   # newer than the figure 
 for _ in $(seq 30); do [ "$f" -nt "$d/figs/curves.pdf" ] && break; sleep 0.1; touch "$f"; done
 out=$(mk figures 2>&1)
 if grep -q "kc-plot curves" <<<"$out" && ! grep -q "kc-plot sweep" <<<"$out"; then ok; else bad "after a val score changed, make figures ran: $(grep kc-plot <<<"$out")"; fi
+# kind = baseline in nets.ini reaches the sweep figure (pipeline.mk's CHOICE_OPTS, as SETTING=best)
+sed 's|^weights = checkpoints/dino.pth$|&\nkind = baseline|' "$d/w/nets.ini" > "$d/nets-base.ini"
+plan=$(mk NETS_INI="$d/nets-base.ini" FIGURES="$d/figs-base" SETTING=best -n figures 2>&1)
+if grep -q -- "kc-plot sweep .* --baseline dino *--out $d/figs-base" <<<"$plan"
+then ok; else bad "make figures does not tell kc-plot sweep the baselines: $(grep -E 'kc-plot sweep' <<<"$plan")"; fi
 out=$(mk NETS="${NETS[*]} ghost" figures 2>&1)
 if grep -qx "kc-plot: error: network ghost has no scores yet: $d/w/scores/ghost/select/summary.csv does not exist (run make sweep first)" <<<"$out"; then ok; else bad "make figures with a network without scores: $out"; fi
 done_tests

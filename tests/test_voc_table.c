@@ -71,6 +71,22 @@ int main(void)
     free(tex);
     table_free(&t);
 
+    /* the CSV is data: every double at full precision (the shortest text that reads back the same),
+     * the Markdown rounds */
+    table_init(&t, "setting", "Setting", 2, 1);
+    table_col(&t, 0, "knife_edge", "Knife edge", 0);
+    table_col(&t, 1, "jaccard", "Jaccard", 1);
+    table_row(&t, 0, "s1");
+    t.vals[0] = 1.0 / 3;
+    t.vals[1] = 0.1 + 0.2;
+    csv = table_csv(&t);
+    md = table_markdown(&t);
+    CHECK(!strcmp(csv, "setting,knife_edge,jaccard\ns1,0.3333333333333333,0.30000000000000004\n"), "csv, full precision:\n%s", csv);
+    CHECK(strstr(md, "| s1 | 33.3 | **30.0** |\n") != NULL, "md, rounded:\n%s", md);
+    free(csv);
+    free(md);
+    table_free(&t);
+
     kc_buf b = {0};
     table_macro_word(&b, "run-2");
     table_macro_word(&b, "t0.15_x");
