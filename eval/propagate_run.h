@@ -1,0 +1,41 @@
+/* eval/propagate_run.h — a DAVIS-2017 label propagation run over a features cache (kc-propagate):
+ * every sequence of a split, written as palette PNGs, resumable and shardable.
+ *
+ * For every sequence of DAVIS/ImageSets/2017/<split>.txt (with a shard, only its slice of the
+ * sequences: whole videos, the slice rule of pipeline/cache/shard.h): the first frame's
+ * annotation is copied, every later frame gets the propagated labels (eval/propagate.h) of the
+ * features /features/<kind>/<sequence>/<frame>, as palette PNGs OUT/<seq>/<frame>.png, the
+ * layout kc-davis and the official evaluator read.
+ *
+ * Resuming.  Each sequence is written into OUT/<seq>.partial/ and renamed when complete: a rerun
+ * skips finished sequences and redoes a partial one from scratch.  OUT/propagate.json records the
+ * settings (code version, features and their content_hash, kind, split, prop_config); an OUT
+ * holding finished sequences of other settings is refused.  One run per OUT holds OUT's lock
+ * (kc-davis takes the same); a shard holds its own (propagate-i-of-n), as shards write distinct
+ * sequences of the same OUT at once.
+ *
+ *     prop_run_config c = {.features = "tokens.h5", .davis = "/data/DAVIS", .split = "val",
+ *                          .out = "results/davis17-val", .kind = "tokens", .shard = KC_SHARD_NONE};
+ *     prop_config_default(&c.prop);
+ *     if (prop_config_check(&c.prop) < 0 || prop_run(&c) < 0) kc_die();
+ */
+#ifndef KC_PROPAGATE_RUN_H
+#define KC_PROPAGATE_RUN_H
+
+#include "eval/propagate.h"
+#include "pipeline/cache/shard.h"
+
+typedef struct prop_run_config {
+    const char *features; /* a kc-extract cache with ids <sequence>/<frame> */
+    const char *davis;    /* the DAVIS root */
+    const char *split;    /* ImageSets/2017/<split>.txt */
+    const char *out;      /* the results folder */
+    const char *kind;     /* "tokens" or "keys" */
+    prop_config prop;     /* checked by the caller (prop_config_check) */
+    kc_shard shard;       /* KC_SHARD_NONE: every sequence */
+} prop_run_config;
+
+/* Propagates every (remaining) sequence, printing progress and a summary (kc_info).  0, or -1
+ * with the error set (naming the file); finished sequences stay. */
+int prop_run(const prop_run_config *c);
+#endif
