@@ -184,9 +184,16 @@ int overlay_cache_labels(const cache_reader *r, const char *setting, const char 
     char *dset = kc_strfmt("/masks/%s/%s", setting, id);
     uint8_t *grid = NULL;
     int gh, gw, rc = 0;
+    const char *kind = cache_attr(r, "feature_kind");
     if (!cache_has(r, dset)) rc = kc_fail("%s: no mask %s (was setting %s decoded?)", r->path, dset, setting);
-    else if (cache_read_u8(r, dset, &grid, &gh, &gw) < 0) rc = -1;
-    else if (cache_attr(r, "refine")) { /* kc-refine's pixel masks, at the image's size */
+    else if (kind && !strcmp(kind, "attn")) { /* an attention-mass stack (heads, gh, gw): the union of the heads */
+        int heads;
+        if (cache_read_u8_stack(r, dset, &grid, &heads, &gh, &gw) < 0) rc = -1;
+        else
+            for (int h = 1; h < heads; h++)
+                for (size_t k = 0; k < (size_t)gh * gw; k++) grid[k] |= grid[(size_t)h * gh * gw + k];
+    } else if (cache_read_u8(r, dset, &grid, &gh, &gw) < 0) rc = -1;
+    if (rc == 0 && cache_attr(r, "refine")) { /* kc-refine's pixel masks, at the image's size */
         if (gh != H || gw != W) {
             rc = kc_fail("%s: %s is %dx%d, but its image is %dx%d (a refined mask is at the image's size)", r->path,
                          dset, gw, gh, W, H);
@@ -194,7 +201,7 @@ int overlay_cache_labels(const cache_reader *r, const char *setting, const char 
             *labels = grid;
             grid = NULL;
         }
-    } else {
+    } else if (rc == 0) {
         *labels = kc_malloc((size_t)W * H);
         if (overlay_grid_to_pixels(grid, gh, gw, pol, patch, W, H, *labels) < 0) {
             rc = kc_fail_prefix("%s: %s", r->path, dset);

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "decoders/attn_mass.h"
 #include "eval/html.h"
 #include "eval/overlay.h"
 #include "pipeline/images/image_jpeg.h"
@@ -95,48 +94,6 @@ int report_read_labels(const char *path, int W, int H, const char *kind, const c
     for (size_t p = 0; p < (size_t)W * H; p++)
         if ((*labels)[p] == 255) (*labels)[p] = 0;
     return 0;
-}
-
-/* The labels (H, W) of image id under one setting of a masks cache: grid masks mapped to pixels as
- * kc-show maps them, a refined cache's pixel masks as they are, an attention stack as the union of
- * its heads. */
-static int mask_labels(const cache_reader *r, const char *setting, const char *id, int W, int H, uint8_t **labels)
-{
-    *labels = NULL;
-    int ix = cache_index_find(&r->index, id);
-    if (ix < 0) return kc_fail("%s: no image %s in its index", r->path, id);
-    if (r->index.size[2 * ix] != H || r->index.size[2 * ix + 1] != W)
-        return kc_fail("%s: image %s was %dx%d when decoded, the photo is %dx%d (wrong --images?)", r->path, id,
-                       r->index.size[2 * ix + 1], r->index.size[2 * ix], W, H);
-    const char *pol_name = cache_attr(r, "policy"), *ps = cache_attr(r, "patch");
-    kc_policy pol;
-    if (!pol_name) return kc_fail("%s: no 'policy' attribute (cannot map the grid back to pixels)", r->path);
-    if (policy_parse(pol_name, &pol) < 0) return kc_fail_prefix("%s", r->path);
-    int patch = ps ? atoi(ps) : 0;
-    if (pol == POLICY_NATIVE16 && patch <= 0) return kc_fail("%s: native16 masks without a 'patch' attribute", r->path);
-    char *dset = kc_strfmt("/masks/%s/%s", setting, id);
-    uint8_t *grid = NULL;
-    int gh = 0, gw = 0, rc = 0;
-    if (!cache_has(r, dset)) rc = kc_fail("%s: no mask %s", r->path, dset);
-    else if (attn_mass_is_setting(setting)) {
-        int heads;
-        if (cache_read_u8_stack(r, dset, &grid, &heads, &gh, &gw) < 0) rc = -1;
-        else
-            for (int h = 1; h < heads; h++)
-                for (size_t k = 0; k < (size_t)gh * gw; k++) grid[k] |= grid[(size_t)h * gh * gw + k];
-    } else if (cache_read_u8(r, dset, &grid, &gh, &gw) < 0) rc = -1;
-    if (rc == 0) {
-        *labels = kc_malloc((size_t)W * H);
-        if (cache_attr(r, "refine") && gh == H && gw == W) memcpy(*labels, grid, (size_t)W * H);
-        else if (overlay_grid_to_pixels(grid, gh, gw, pol, patch, W, H, *labels) < 0) {
-            rc = kc_fail_prefix("%s: %s", r->path, dset);
-            free(*labels);
-            *labels = NULL;
-        }
-    }
-    free(grid);
-    free(dset);
-    return rc;
 }
 
 /* The masks' layer (eval/overlay.h's drawing, as kc-show draws it, as a transparent PNG): full
@@ -234,7 +191,7 @@ int report_draw_image(report *R, int i)
         in[1] = G ? R->mr[G->masks].path : gt_path;
         if (pair_stale(R, &p, in, 2)) {
             uint8_t *lab = NULL;
-            if (G) rc = mask_labels(&R->mr[G->masks], G->setting, m->id, W, H, &lab);
+            if (G) rc = overlay_cache_labels(&R->mr[G->masks], G->setting, m->id, W, H, &lab);
             else rc = report_read_labels(gt_path, W, H, "photo", m->photo, &lab);
             if (rc == 0) rc = write_layers(R, lab, W, H, p.rel[0], p.rel[1]);
             free(lab);
