@@ -203,7 +203,9 @@ int probe_run_train(const probe_run_opts *o)
     if (kc_exists(ck_path)) {
         probe_ckpt got = {0, NULL};
         if (probe_ckpt_load(ck_path, &h, tr.bw, tr.bb, fingerprint, &got) < 0) {
-            kc_fail("; remove %s to start over, or rerun the original command", partial);
+            char why[2048]; /* (a copy: kc_fail writes the buffer kc_error() reads) */
+            snprintf(why, sizeof why, "%s", kc_error());
+            kc_fail("%s; remove %s to start over, or rerun the original command", why, partial);
             goto done;
         }
         free(ck.losses);
