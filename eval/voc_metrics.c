@@ -153,6 +153,27 @@ int voc_mask_box(kc_policy p, int patch, int w, int h, const uint8_t *labels, in
     return 1;
 }
 
+double voc_mask_area(kc_policy p, int patch, int w, int h, const uint8_t *labels, int grid_h, int grid_w)
+{
+    int64_t px = 0;
+    if (p == POLICY_NATIVE16) {
+        for (int y = 0; y < grid_h; y++)
+            for (int x = 0; x < grid_w; x++)
+                if (labels[(size_t)y * grid_w + x]) {
+                    int64_t cw = (int64_t)((x + 1) * patch < w ? (x + 1) * patch : w) - (int64_t)x * patch;
+                    int64_t ch = (int64_t)((y + 1) * patch < h ? (y + 1) * patch : h) - (int64_t)y * patch;
+                    if (cw > 0 && ch > 0) px += cw * ch;
+                }
+    } else {
+        for (int y = 0; y < h; y++) {
+            int cy = voc_pixel_cell(p, patch, y, h, grid_h);
+            for (int x = 0; x < w; x++)
+                if (labels[(size_t)cy * grid_w + (size_t)voc_pixel_cell(p, patch, x, w, grid_w)]) px++;
+        }
+    }
+    return (double)px / ((double)w * h);
+}
+
 double voc_box_iou(const double a[4], const double b[4])
 {
     double iw = (a[2] < b[2] ? a[2] : b[2]) - (a[0] > b[0] ? a[0] : b[0]);

@@ -87,6 +87,9 @@ void voc_score_mask(const voc_cells *c, const uint8_t *labels, voc_score *out);
 /* The pixel box of the round-1 mask; returns 0 when the round-1 mask is empty. */
 int voc_mask_box(kc_policy p, int patch, int w, int h, const uint8_t *labels, int grid_h, int grid_w,
                  double box[4]);
+/* The area of voc_score without the ground truth: the fraction of the w x h image whose pixels map
+ * to cells labelled > 0 (native16: whole cells, clipped to the image, counted at once). */
+double voc_mask_area(kc_policy p, int patch, int w, int h, const uint8_t *labels, int grid_h, int grid_w);
 /* IoU of two boxes (x1, y1, x2, y2); 0 when the union is empty. */
 double voc_box_iou(const double a[4], const double b[4]);
 

@@ -11,7 +11,9 @@
  *     valid pixel, weight decay, momentum, the learning-rate drop): head within 1e-5 of max|W|,
  *     every epoch's loss within 1e-6 relative;
  *   - the trainer gives the same bytes on 1 and 2 threads;
- *   - the seeded initialisation is PyTorch's Conv2d bound, the epoch orders are permutations.
+ *   - the seeded initialisation is PyTorch's Conv2d bound, the epoch orders are permutations;
+ *   - a checkpoint (eval/probe_file.h) restores head, momentum and losses bit for bit, and is refused
+ *     for another run's fingerprint or as a head.
  */
 #include <math.h>
 #include <stdint.h>
@@ -20,6 +22,7 @@
 #include <string.h>
 
 #include "eval/probe.h"
+#include "eval/probe_file.h"
 #include "pipeline/kc.h"
 #include "tests/test.h"
 
@@ -413,6 +416,44 @@ static void test_init_order(void)
     free(o), free(o2), free(seen);
 }
 
+/* The checkpoint and head files (eval/probe_file.h): what is saved is restored bit for bit, a
+ * checkpoint of another run is refused, a saved head reads back as a head. */
+static void test_files(void)
+{
+    const char *dir = test_tmpdir("probe_file");
+    probe_head h, back = {0};
+    probe_head_init(&h, 3, 5, 7);
+    float bw[15], bb[3], rw[15], rb[3];
+    for (int i = 0; i < 15; i++) bw[i] = 0.25f * (float)i - 1.0f;
+    for (int i = 0; i < 3; i++) bb[i] = -0.5f * (float)i;
+    const double losses[2] = {2.5, 0.1 + 0.2};
+    char *path = kc_strfmt("%s/checkpoint.safetensors", dir);
+    CHECK(probe_ckpt_save(path, &h, bw, bb, 2, losses, "fp-a") == 0, "checkpoint saved: %s", kc_error());
+    probe_head_init(&back, 3, 5, 99); /* other values, to be overwritten */
+    probe_ckpt c = {0, NULL};
+    CHECK(probe_ckpt_load(path, &back, rw, rb, "fp-b", &c) < 0 && strstr(kc_error(), "a checkpoint of another run"),
+          "another run's checkpoint refused (%s)", kc_error());
+    int rc = probe_ckpt_load(path, &back, rw, rb, "fp-a", &c);
+    CHECK(rc == 0, "checkpoint loaded: %s", kc_error());
+    if (rc == 0) {
+        CHECK(!memcmp(back.w, h.w, sizeof(float) * 15) && !memcmp(back.b, h.b, sizeof(float) * 3), "head restored");
+        CHECK(!memcmp(rw, bw, sizeof bw) && !memcmp(rb, bb, sizeof bb), "momentum restored");
+        CHECK(c.epochs_done == 2 && c.losses[0] == losses[0] && c.losses[1] == losses[1], "epochs %d, losses %.17g %.17g",
+              c.epochs_done, c.losses[0], c.losses[1]);
+    }
+    free(c.losses);
+    /* a checkpoint holds weight and bias: it reads as a head only without its momentum tensors */
+    probe_head read = {0};
+    char *ws = NULL;
+    CHECK(probe_head_read(path, &read, &ws) < 0 && strstr(kc_error(), "unknown tensor 'momentum.bias'"),
+          "a checkpoint is not a head (%s)", kc_error());
+    probe_head_free(&read);
+    free(ws);
+    probe_head_free(&back);
+    probe_head_free(&h);
+    free(path);
+}
+
 int main(void)
 {
     test_upsample();
@@ -422,5 +463,6 @@ int main(void)
     test_sgd();
     test_training();
     test_init_order();
+    test_files();
     return test_done();
 }

@@ -181,6 +181,13 @@ EOF
 else
   skip "python3-pil missing: the all-void split case needs labels written by Pillow"
 fi
+# a damaged checkpoint: refused with its reason and the folder to remove
+mkdir -p "$T/damaged.safetensors.partial"
+echo junk >"$T/damaged.safetensors.partial/checkpoint.safetensors"
+expect_fail "a damaged checkpoint" "checkpoint.safetensors: truncated safetensors file \(5 bytes\); remove .*damaged.safetensors.partial to start over" \
+  "$B"/kc-probe train "${TRAIN[@]}" --out "$T/damaged.safetensors"
+[ ! -e "$T/damaged.safetensors" ] && [ -e "$T/damaged.safetensors.partial/checkpoint.safetensors" ] && ok \
+  || bad "a refused checkpoint: the head was written or the checkpoint went"
 # train and val caches of different networks
 "$B"/kc-extract --weights "$ROOT/tests/data/vit/selfpatch.pth" --heads 2 --features tokens --dataset "voc:$D/voc:val" --policy square224 \
   --out "$T/val-other.h5" >/dev/null 2>&1 || bad "extract with the other network"

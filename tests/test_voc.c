@@ -3,7 +3,8 @@
  * Parity: tests/data/voc/cases.txt (written by tests/ref/voc_ref.py, NumPy) holds label maps on the
  * real VOC ground truth of ../shared/data (voc_official, voc_labelme) and on generated ground truth,
  * for several policies and grid sizes, with the expected Jaccard, CorLoc and area.  The fast path
- * (per-cell counts) and the naive per-pixel reference must both agree to 1e-9.
+ * (per-cell counts) and the naive per-pixel reference must both agree to 1e-9; on random images so
+ * must the area without ground truth (voc_mask_area, kc-score --boxes-only).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -175,7 +176,7 @@ static void random_consistency(void)
 {
     uint64_t st = 12345;
 #define RND() (st = st * 6364136223846793005ULL + 1442695040888963407ULL, (uint32_t)(st >> 33))
-    double worst = 0;
+    double worst = 0, worst_area = 0; /* worst_area: voc_mask_area (no ground truth) vs the naive area */
     int bad_corloc = 0, runs = 0;
     for (int t = 0; t < 300; t++) {
         int w = 1 + RND() % 90, h = 1 + RND() % 70;
@@ -201,16 +202,19 @@ static void random_consistency(void)
             voc_score_naive(obj, h, w, b, c.n_boxes, p, patch, lab, gh, gw, &s);
             worst = fmax(worst, fmax(fabs(f.jaccard - s.jaccard), fabs(f.area - s.area)));
             bad_corloc += f.corloc != s.corloc;
+            worst_area = fmax(worst_area, fabs(voc_mask_area(p, patch, w, h, lab, gh, gw) - s.area));
             voc_cells_free(&c);
             runs++;
         }
         free(obj);
         free(lab);
     }
-    printf("fast vs naive: %d random images, worst |d| %.3g, CorLoc disagreements %d\n", runs, worst, bad_corloc);
+    printf("fast vs naive: %d random images, worst |d| %.3g, CorLoc disagreements %d; voc_mask_area worst |d| %.3g\n", runs,
+           worst, bad_corloc, worst_area);
     CHECK(runs == 300, "only %d random cases ran", runs);
     CHECK(worst <= TOL, "fast vs naive worst %.3g (tol %g)", worst, TOL);
     CHECK(bad_corloc == 0, "fast vs naive CorLoc disagreements %d", bad_corloc);
+    CHECK(worst_area <= TOL, "voc_mask_area vs the naive area worst %.3g (tol %g)", worst_area, TOL);
 }
 
 /* Hand-made cases: void never counts, J = 1 on an empty union, the -1 corner shift, empty mask. */
