@@ -353,7 +353,7 @@ typedef struct box_gt {
 } box_gt;
 
 /* Foreground fraction of the image: the pixels of cells labelled > 0 (grid-to-image mapping of
- * DESIGN.md, "From the grid back to the image"). */
+ * docs/design.md, "From the grid back to the image"). */
 static double mask_area(kc_policy p, int patch, int w, int h, const uint8_t *lab, int gh, int gw)
 {
     int64_t px = 0;

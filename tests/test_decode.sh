@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kc-center and kc-decode end to end on a small features cache made with h5py (DESIGN.md layout):
+# kc-center and kc-decode end to end on a small features cache made with h5py (docs/design.md layout):
 # layout of the outputs, values against the library's own decoding, thread independence,
 # provenance, and bad input.  Needs /usr/bin/python3 with numpy and h5py (SKIP, naming
 # the packages, otherwise).

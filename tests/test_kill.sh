@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/test_kill.sh — crash safety (DESIGN.md "Nothing lost", issue 6 part 2).
+# tests/test_kill.sh — crash safety (docs/design.md "Nothing lost", issue 6 part 2).
 #
 # For kc-extract (tiny ViT, --batch 1), kc-decode (a 16-setting grid, 20 images) and kc-propagate
 # (3 videos): an uninterrupted reference run, then >= KC_KILLS (default 20) SIGKILLs at random

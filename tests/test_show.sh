@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kc-show end to end: tiny masks caches written with h5py in DESIGN.md's layout, synthetic images,
+# kc-show end to end: tiny masks caches written with h5py in docs/design.md's layout, synthetic images,
 # then every output pixel outside the text band is checked exactly against the expected blend
 # (label colour, alpha 115/256) and contour colour; the text band must hold white glyph pixels.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
