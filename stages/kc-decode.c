@@ -289,7 +289,7 @@ int main(int argc, char **argv)
     progress_end(&p);
     free(res);
     finish_masks(&in, &w, features, kind, grid.n,
-                 "normalized cut (DESIGN.md Decoders), eps 1e-5, degenerate below eigengap 1e-6", out);
+                 "normalized cut (docs/design.md Decoders), eps 1e-5, degenerate below eigengap 1e-6", out);
     int n_settings = grid.n;
     ncut_grid_free(&grid);
     char took[32];

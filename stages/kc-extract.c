@@ -1,5 +1,5 @@
 /* stages/kc-extract.c — images -> keys.h5 (ViT attention keys and/or output tokens, or the
- * no-learning colour features).  See DESIGN.md "Stages", "The model", "The cache". */
+ * no-learning colour features).  See docs/design.md "Stages", "The model", "The cache". */
 #include <getopt.h>
 #include <omp.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* pipeline/cache/cache.h — keycut's HDF5 caches: reading, and crash-safe writing.
  *
- * Layout (DESIGN.md, "The cache"):
+ * Layout (docs/design.md, "The cache"):
  *   features cache: /features/<kind>/<id> float32 (n_tok, dim);  masks cache: /masks/<setting>/<id>
  *   uint8 (grid_h, grid_w) with float attrs lambda2, eigengap (one per round) and int degenerate,
  *   or, for the attention-mass settings /masks/attn-mass<m>/<id>, a uint8 (heads, grid_h, grid_w)
