@@ -1,5 +1,6 @@
 /* stages/kc-refine.c — pixel-level refinement of a masks cache: MaskCut's dense CRF or TokenCut's
- * bilateral solver (eval/refine.h).
+ * bilateral solver (eval/refine.h).  The stage checks its inputs; the run over the images is
+ * eval/refine_cache.h's.
  *
  *   kc-refine --masks FILE --dataset SPEC --method crf|bs --out FILE [--setting ID[,ID...]]
  *             [--shard i/n] [constants, see --help]
