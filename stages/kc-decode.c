@@ -279,8 +279,10 @@ int main(int argc, char **argv)
     }
     progress_end(&p);
     free(res);
+    /* the cache's decoder attribute, kept word for word since the first caches (the section is
+     * docs/design.md "Decoders" now): a changed text would make every masks cache differ */
     finish_masks(&in, &w, features, kind, grid.n,
-                 "normalized cut (docs/design.md Decoders), eps 1e-5, degenerate below eigengap 1e-6", out);
+                 "normalized cut (DESIGN.md Decoders), eps 1e-5, degenerate below eigengap 1e-6", out);
     int n_settings = grid.n;
     ncut_grid_free(&grid);
     char took[32];
