@@ -15,7 +15,9 @@
  *   full/, thumbs/              the masks as transparent PNG layers over the photo, drawn as kc-show
  *                               draws them (eval/overlay.h; pipeline/images/image_jpeg.h): ground truth
  *                               (gt/) and one folder per gallery; a thumbnail is the ground truth
- *                               beside the mask
+ *                               beside the mask.  A layer of at most 256 colours (all at full size,
+ *                               most thumbnails) is a palette PNG of 1-8 bits a pixel, else RGBA:
+ *                               the same pixels, 2-2.5x fewer bytes
  *   davis/                      DAVIS frames with the propagated labels (JPEG)
  *   figures/                    copies of the figures' .svg and .png
  *
