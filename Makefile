@@ -45,7 +45,7 @@ BENCH_SRC := $(sort $(wildcard tests/bench_*.c))
 BENCHES   := $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libkeycut.a
 
-.PHONY: all deps deps-ref deps-fuzz deps-bench deps-tex test check-full bench demo clean features
+.PHONY: all deps deps-ref deps-fuzz deps-bench deps-tex test test-fresh check-full bench demo clean features
 # tests/shims: LD_PRELOAD libraries that make the system fail as some filesystems do (test_storage.sh)
 SHIMS     := $(BUILD)/tests/libkc_nolock.so
 all: $(STAGES) $(TESTS) $(BENCHES) $(SHIMS)
@@ -116,6 +116,12 @@ $(BUILD)/other-arch/obj/%.o: %.c
 $(BUILD)/other-arch/kc-decode: $(OTHER_SRC:%.c=$(BUILD)/other-arch/obj/%.o) $(LIB)
 	$(CC) $(filter-out $(ARCH),$(ALL_CFLAGS)) $(OTHER_ARCH) $(LDSAN) $^ $(LDLIBS) -o $@
 -include $(shell find $(BUILD)/other-arch -name '*.d' 2>/dev/null)
+
+# The README's promise on a new machine (as root): a minimal Debian 12 root (debootstrap, cached
+# under /var/tmp), a git clone of HEAD in it — committed work only, uncommitted changes are not
+# tested — and there `make demo`, then `make test`, which must end with 0 failed.  tests/fresh.sh.
+test-fresh:
+	@BUILD=$(BUILD) tests/fresh.sh
 
 check-full: deps deps-ref
 	@$(MAKE) --no-print-directory all

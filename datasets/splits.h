@@ -4,7 +4,7 @@
  * empty lines skipped).  An id that appears twice, or one holding '/' or blanks inside, is an
  * error naming the file and line.
  *
- * The selection split (DESIGN.md, "Splits and the ledger"): from the user's VOC2012 segmentation
+ * The selection split (docs/design.md, "Splits and the ledger"): from the user's VOC2012 segmentation
  * `train` list, the first `count` (1,000) ids in sha256 order — ids sorted by the lowercase hex
  * SHA-256 of the id's bytes (no newline), ties impossible in practice and broken by the id —
  * written in that order, one per line, to OUT_DIR/select<count>.txt, with its hash in

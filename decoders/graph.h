@@ -1,4 +1,4 @@
-/* decoders/graph.h — the affinity graph of the normalized cut (DESIGN.md, "Decoders: Graph").
+/* decoders/graph.h — the affinity graph of the normalized cut (docs/design.md, "Decoders: Graph").
  *
  *   f_i  = feats_i / ||feats_i||            (a zero row stays zero: its similarities, its own
  *                                            included, are 0)

@@ -1,7 +1,7 @@
 /* eval/attn_metrics.h — DINO's Jaccard of per-head attention masks on VOC (docs/attention-baseline.md).
  *
  * Input: a (heads, grid_h, grid_w) uint8 stack (1 = in the head's mask; kc-decode --kind attn),
- * mapped back to the W x H image pixels as DESIGN.md's grid mapping (voc_metrics.h), and the
+ * mapped back to the W x H image pixels as docs/design.md's grid mapping (voc_metrics.h), and the
  * image's SegmentationObject map.  Objects are the values 1..254 present in the map; 255 is void
  * and counts nowhere (neither in an intersection nor in a union); 0 is background.
  *

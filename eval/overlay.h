@@ -1,6 +1,6 @@
 /* eval/overlay.h — pictures of what the decoder found: masks over the original image.
  *
- * Grid to pixels (DESIGN.md, "From the grid back to the image"): pixel (x, y) of a W x H image
+ * Grid to pixels (docs/design.md, "From the grid back to the image"): pixel (x, y) of a W x H image
  * takes grid cell ( ((2x + 1) gw) div (2W), ((2y + 1) gh) div (2H) ) under square480 / short480,
  * and ( x div p, y div p ) under native16 with patch p (voc_pixel_cell, eval/voc_metrics.h).
  *

@@ -11,7 +11,7 @@
  *   5. back to the original size when the policy resized: Pillow 9.4's default resize (BICUBIC)
  *      of the 0/255 mask, foreground where the value exceeds half the resized maximum.
  * bs (TokenCut, bilateral_solver.py), per round:
- *   1. the patch mask repeated to the original image (nearest: DESIGN.md's grid-to-image rule);
+ *   1. the patch mask repeated to the original image (nearest: docs/design.md's grid-to-image rule);
  *   2. the solver of eval/bilateral.h on the original image; foreground where its output
  *      > threshold (0.5); holes filled;
  *   3. optionally TokenCut's component step (scipy.ndimage.label, 4-connected; the region of the

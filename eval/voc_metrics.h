@@ -1,4 +1,4 @@
-/* eval/voc_metrics.h — VOC Jaccard and CorLoc of a patch-grid label map (DESIGN.md, "Evaluation").
+/* eval/voc_metrics.h — VOC Jaccard and CorLoc of a patch-grid label map (docs/design.md, "Evaluation").
  *
  * Grid to image.  Pixel (x, y) of the original W x H image takes the label of grid cell
  *     square480, short480:  ( ((2x + 1) gw) div (2W),  ((2y + 1) gh) div (2H) )

@@ -1,6 +1,6 @@
 /* pipeline/box.h — an axis-aligned ground-truth box, the one type datasets/ (which reads boxes)
  * and eval/ (which scores against them) both need; it lives here so dependencies run one way
- * (DESIGN.md, "Folder layout").
+ * (docs/design.md, "Folder layout").
  *
  * Corners are real numbers as the annotation wrote them: for VOC the 1-based XML corners (eval
  * shifts xmin and ymin by -1), for COCO the corners computed from xywh (see datasets/coco.h).

@@ -252,25 +252,16 @@ int main(int argc, char **argv)
             free(dset);
             progress_add(&p, 1);
         }
-        for (int k = 0; k < i1 - i0; k++)
-            if (rc_img[k] < 0) {
-                kc_set_error(err[k]);
-                kc_die();
-            }
+        if (derive_batch_error(rc_img, err, i1 - i0) < 0) kc_die();
         cache_piece *pc = cache_piece_new(&w, b);
         for (int s = 0; s < grid.n; s++)
             for (int i = i0; i < i1; i++) {
-                ncut_result *rs = &res[(size_t)(i - i0) * grid.n + s];
+                const ncut_result *rs = &res[(size_t)(i - i0) * grid.n + s];
                 char *dset = kc_strfmt("/masks/%s/%s", grid.set[s].id, r->index.ids[i]);
                 char *fdset = kc_strfmt("/features/%s/%s", kind, r->index.ids[i]);
-                int64_t dims[2] = {r->index.grid[2 * i], r->index.grid[2 * i + 1]};
-                if (cache_piece_put_u8(pc, dset, rs->labels, 2, dims) < 0 ||
-                    cache_piece_attr_f32(pc, dset, "lambda2", rs->lambda2, rs->n_masks) < 0 ||
-                    cache_piece_attr_f32(pc, dset, "eigengap", rs->eigengap, rs->n_masks) < 0 ||
-                    cache_piece_attr_i32(pc, dset, "degenerate", rs->degenerate) < 0 ||
-                    cache_piece_attr_i32(pc, dset, "knife_edge", rs->knife) < 0 ||
-                    cache_piece_attr_f32(pc, dset, "knife_margin", &rs->knife_margin, 1) < 0 ||
-                    cache_piece_copy_image_sha(pc, dset, r, fdset) < 0) {
+                const cache_mask m = {rs->labels, r->index.grid[2 * i], r->index.grid[2 * i + 1], rs->lambda2,
+                                      rs->eigengap, rs->n_masks, rs->degenerate, 1, rs->knife, rs->knife_margin};
+                if (cache_piece_put_mask(pc, dset, &m) < 0 || cache_piece_copy_image_sha(pc, dset, r, fdset) < 0) {
                     cache_piece_abort(pc);
                     kc_die();
                 }
@@ -289,7 +280,7 @@ int main(int argc, char **argv)
     progress_end(&p);
     free(res);
     finish_masks(&in, &w, features, kind, grid.n,
-                 "normalized cut (DESIGN.md Decoders), eps 1e-5, degenerate below eigengap 1e-6", out);
+                 "normalized cut (docs/design.md Decoders), eps 1e-5, degenerate below eigengap 1e-6", out);
     int n_settings = grid.n;
     ncut_grid_free(&grid);
     char took[32];

@@ -1,5 +1,6 @@
 /* stages/kc-refine.c — pixel-level refinement of a masks cache: MaskCut's dense CRF or TokenCut's
- * bilateral solver (eval/refine.h).
+ * bilateral solver (eval/refine.h).  The stage checks its inputs; the run over the images is
+ * eval/refine_cache.h's.
  *
  *   kc-refine --masks FILE --dataset SPEC --method crf|bs --out FILE [--setting ID[,ID...]]
  *             [--shard i/n] [constants, see --help]
@@ -25,16 +26,14 @@
 
 #include "datasets/dataset.h"
 #include "eval/refine.h"
+#include "eval/refine_cache.h"
 #include "eval/voc_metrics.h"
 #include "pipeline/cache/cache.h"
 #include "pipeline/cache/derive.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"
-#include "pipeline/progress.h"
 #include "pipeline/sha256.h"
 #include "pipeline/cache/shard.h"
-
-enum { BATCH = 8, MAX_ROUNDS = 16 };
 
 static void usage(int status)
 {
@@ -81,67 +80,6 @@ static int parse_num(const char *opt, const char *s, double *v)
     *v = strtod(s, &end);
     if (end == s || *end || !isfinite(*v)) return kc_fail("%s: '%s' is not a number", opt, s);
     return 0;
-}
-
-typedef struct image_job {
-    int k;          /* row of the (sliced) index */
-    const char *path;
-} image_job;
-
-typedef struct mask_out {
-    uint8_t *px; /* (H, W) */
-    float lambda2[MAX_ROUNDS], eigengap[MAX_ROUNDS], knife_margin, iou[MAX_ROUNDS];
-    int n_rounds, has_knife;
-    int32_t degenerate, knife, dropped;
-} mask_out;
-
-/* One image, every setting: reads the label maps, refines them.  0 or -1 with the error set. */
-static int refine_one(const cache_reader *r, const refine_opts *o, char **settings, int n_settings, kc_policy policy,
-                      int patch, const image_job *job, mask_out *outs)
-{
-    const char *id = r->index.ids[job->k];
-    const int gh = r->index.grid[2 * job->k], gw = r->index.grid[2 * job->k + 1];
-    const int H = r->index.size[2 * job->k], W = r->index.size[2 * job->k + 1];
-    kc_image img;
-    KC_TRY(image_load_rgb(job->path, &img));
-    int rc = 0;
-    if (img.w != W || img.h != H)
-        rc = kc_fail("%s: is %dx%d, but the masks of %s were made from a %dx%d image (changed since?)", job->path, img.w,
-                     img.h, id, W, H);
-    for (int s = 0; s < n_settings && rc == 0; s++) {
-        mask_out *m = &outs[s];
-        char *d = kc_strfmt("/masks/%s/%s", settings[s], id);
-        uint8_t *labels = NULL;
-        int rows, cols;
-        rc = cache_read_u8(r, d, &labels, &rows, &cols);
-        if (rc == 0 && (rows != gh || cols != gw))
-            rc = kc_fail("%s: %s is %dx%d, /index/grid says %dx%d", r->path, d, cols, rows, gw, gh);
-        int nl = 0;
-        if (rc == 0) nl = cache_read_attr_f32(r, d, "lambda2", m->lambda2, MAX_ROUNDS);
-        if (rc == 0 && nl < 1) rc = nl < 0 ? -1 : kc_fail("%s: %s has no lambda2 (rounds unknown)", r->path, d);
-        if (rc == 0 && cache_read_attr_f32(r, d, "eigengap", m->eigengap, MAX_ROUNDS) < 0) rc = -1;
-        if (rc == 0 && cache_read_attr_i32(r, d, "degenerate", &m->degenerate) < 0) rc = -1;
-        m->has_knife = rc == 0 && cache_has_attr(r, d, "knife_edge");
-        if (m->has_knife && (cache_read_attr_i32(r, d, "knife_edge", &m->knife) < 0 ||
-                             cache_read_attr_f32(r, d, "knife_margin", &m->knife_margin, 1) < 0))
-            rc = -1;
-        if (rc == 0) {
-            m->n_rounds = nl;
-            m->px = kc_malloc((size_t)W * H);
-            refine_info info;
-            rc = refine_image(o, &img, policy, patch, labels, gh, gw, nl, m->px, &info);
-            if (rc < 0) kc_fail_prefix("%s: %s", r->path, d);
-            m->dropped = 0;
-            for (int k = 0; k < nl; k++) {
-                m->iou[k] = info.iou[k];
-                m->dropped += info.dropped[k];
-            }
-        }
-        free(labels);
-        free(d);
-    }
-    image_free(&img);
-    return rc;
 }
 
 int main(int argc, char **argv)
@@ -253,13 +191,13 @@ int main(int argc, char **argv)
                    cache_attr(r, "dataset") ? cache_attr(r, "dataset") : kind, spec);
     derive_slice(&in);
     const int n = r->index.n;
-    image_job *jobs = kc_malloc((size_t)(n ? n : 1) * sizeof *jobs);
+    const char **paths = kc_malloc((size_t)(n ? n : 1) * sizeof *paths); /* (n) the image of each row */
     for (int i = 0; i < n; i++) {
         const char *id = r->index.ids[i];
         int j = 0;
         while (j < ds.n && strcmp(ds.ids[j], id)) j++;
         if (j == ds.n) kc_die_msg("%s: image %s of the masks is not in %s (masks from another dataset?)", masks, id, spec);
-        jobs[i] = (image_job){i, ds.paths[j]};
+        paths[i] = ds.paths[j];
         int w, h, gh, gw, H = r->index.size[2 * i], W = r->index.size[2 * i + 1];
         if (image_size(ds.paths[j], &w, &h) < 0) kc_die();
         if (w != W || h != H)
@@ -283,105 +221,11 @@ int main(int argc, char **argv)
                        masks, id, r->index.grid[2 * i + 1], r->index.grid[2 * i], pol, patch, gw, gh, W, H);
     }
 
-    /* every constant, for the fingerprint and the provenance */
-    char params[1024];
-    if (o.method == REFINE_CRF)
-        snprintf(params, sizeof params,
-                 "crf (MaskCut crf.py, densecrf permutohedral lattice, symmetric normalisation, Potts): iters %d, "
-                 "gaussian sxy %.9g w %.9g, bilateral sxy %.9g srgb %.9g w %.9g, unary clip %.9g, min IoU %.9g; "
-                 "mask repeated to the %s image, argmax (tie: background), holes filled, back by Pillow bicubic, "
-                 "threshold max/2",
-                 o.crf.iters, o.crf.gauss_sxy, o.crf.gauss_w, o.crf.bi_sxy, o.crf.bi_srgb, o.crf.bi_w, o.crf_clip,
-                 o.crf_min_iou, pol);
-    else
-        snprintf(params, sizeof params,
-                 "bs (TokenCut bilateral_solver.py, SciPy 1.10 cg): sigma spatial %.9g luma %.9g chroma %.9g, lambda "
-                 "%.9g, confidence %.9g, bistochastisation %d, cg tol %.9g maxiter %d, diag min %.9g, threshold %.9g, "
-                 "holes filled, components %s",
-                 o.bs.sigma_spatial, o.bs.sigma_luma, o.bs.sigma_chroma, o.bs.lambda, o.bs.confidence, o.bs.bistoch_iters,
-                 o.bs.cg_tol, o.bs.cg_maxiter, o.bs.diag_min, o.bs_threshold, o.bs_components ? "tokencut" : "plain");
-    char shard_s[32];
-    int n_parts = 6 + n_settings + shard_active(&shard);
-    const char **parts = kc_malloc((size_t)n_parts * sizeof *parts);
-    parts[0] = "kc-refine";
-    parts[1] = KC_VERSION;
-    parts[2] = masks;
-    parts[3] = in.hash;
-    parts[4] = spec;
-    parts[5] = params;
-    for (int s = 0; s < n_settings; s++) parts[6 + s] = settings[s];
-    if (shard_active(&shard)) parts[6 + n_settings] = shard_str(&shard, shard_s);
-    char fp[65];
-    cache_fingerprint(fp, n_parts, parts);
-    free(parts);
-    int n_batches = (n + BATCH - 1) / BATCH;
-    cache_writer w;
-    if (cache_writer_open(&w, out, CACHE_FORMAT_MASKS, fp, n_batches) < 0) kc_die();
-    kc_info("%d images x %d settings, %s", n, n_settings, refine_method_name(o.method));
-    progress p;
-    progress_init(&p, "refine", n, "images");
-    mask_out *res = kc_calloc((size_t)BATCH * n_settings, sizeof *res); /* (BATCH, settings) */
-    int rc_img[BATCH];
-    char err[BATCH][1024];
-    long dropped_total = 0;
-    for (int b = 0; b < n_batches; b++) {
-        int i0, i1;
-        if (!derive_batch_todo(&w, &p, b, BATCH, n, &i0, &i1)) continue;
-#pragma omp parallel for schedule(dynamic, 1)
-        for (int i = i0; i < i1; i++) {
-            int k = i - i0;
-            rc_img[k] = refine_one(r, &o, settings, n_settings, policy, patch, &jobs[i], res + (size_t)k * n_settings);
-            if (rc_img[k] < 0) snprintf(err[k], sizeof err[k], "%s", kc_error());
-            progress_add(&p, 1);
-        }
-        for (int k = 0; k < i1 - i0; k++)
-            if (rc_img[k] < 0) {
-                kc_set_error(err[k]);
-                kc_die();
-            }
-        cache_piece *pc = cache_piece_new(&w, b);
-        for (int s = 0; s < n_settings; s++)
-            for (int i = i0; i < i1; i++) {
-                mask_out *m = &res[(size_t)(i - i0) * n_settings + s];
-                char *dset = kc_strfmt("/masks/%s/%s", settings[s], r->index.ids[i]);
-                int64_t dims[2] = {r->index.size[2 * i], r->index.size[2 * i + 1]};
-                int rc = cache_piece_put_u8(pc, dset, m->px, 2, dims);
-                if (rc == 0) rc = cache_piece_attr_f32(pc, dset, "lambda2", m->lambda2, m->n_rounds);
-                if (rc == 0) rc = cache_piece_attr_f32(pc, dset, "eigengap", m->eigengap, m->n_rounds);
-                if (rc == 0) rc = cache_piece_attr_i32(pc, dset, "degenerate", m->degenerate);
-                if (rc == 0 && m->has_knife) rc = cache_piece_attr_i32(pc, dset, "knife_edge", m->knife);
-                if (rc == 0 && m->has_knife) rc = cache_piece_attr_f32(pc, dset, "knife_margin", &m->knife_margin, 1);
-                if (rc == 0) rc = cache_piece_attr_f32(pc, dset, "refine_iou", m->iou, m->n_rounds);
-                if (rc == 0) rc = cache_piece_attr_i32(pc, dset, "refine_dropped", m->dropped);
-                if (rc == 0) rc = cache_piece_copy_image_sha(pc, dset, r, dset);
-                if (rc < 0) {
-                    cache_piece_abort(pc);
-                    kc_die();
-                }
-                dropped_total += m->dropped;
-                free(m->px);
-                m->px = NULL;
-                free(dset);
-            }
-        if (cache_piece_commit(pc) < 0) kc_die();
-    }
-    progress_end(&p);
-    free(res);
-    cache_prov prov = {0, NULL, NULL};
-    derive_prov(&prov, &in);
-    prov_set(&prov, "refine", refine_method_name(o.method));
-    prov_set(&prov, "refine_params", params);
-    prov_set(&prov, "masks", masks);
-    prov_set(&prov, "masks_content_hash", in.hash);
-    prov_set(&prov, "refine_dataset", spec);
-    if (derive_finish(&in, &w, &prov, BATCH, out) < 0) kc_die();
-    char took[32];
-    progress_fmt_time(kc_now() - t0, took, sizeof took);
-    if (o.method == REFINE_CRF) kc_info("%ld masks dropped by the IoU filter (< %g)", dropped_total, o.crf_min_iou);
-    kc_info("wrote %s (%d images x %d settings, %s) in %s", out, n, n_settings, refine_method_name(o.method), took);
+    const refine_run run = {&o, &in, masks, spec, out, settings, n_settings, policy, pol, patch, paths, t0};
+    if (refine_cache(&run) < 0) kc_die();
     for (int s = 0; s < n_settings; s++) free(settings[s]);
     free(settings);
-    free(jobs);
+    free(paths);
     dataset_free(&ds);
     return 0;
 }

@@ -1,4 +1,4 @@
-# tests/lib.sh — sourced by shell tests.  check "what" cmd...; skip "why"; done_tests at the end.
+# tests/lib.sh — sourced by shell tests.  ok; bad "why"; skip "why"; need "what" REQ...; done_tests at the end.
 set -u -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD=${BUILD:-build}
@@ -14,5 +14,10 @@ expect_fail() {
   err=$("$@" 2>&1 >/dev/null); rc=$?
   if [ $rc -ne 0 ] && grep -Eq -- "$re" <<<"$err"; then ok; else bad "$what (rc=$rc): $err"; fi
 }
+# optional tools (python3 modules, pdflatex, chromium, ...): need "what" REQ... skips naming the
+# Debian package when one is absent; missing REQ... names them (tests/optional.sh has the table)
+source tests/optional.sh
+# png_size FILE: "(W, H)" from the PNG header, as Pillow's Image.size prints it
+png_size() { od -An -tu1 -j16 -N8 "$1" | awk '{ printf "(%d, %d)", (($1 * 256 + $2) * 256 + $3) * 256 + $4, (($5 * 256 + $6) * 256 + $7) * 256 + $8 }'; }
 tmpdir() { local d=$BUILD/test-tmp/$1; rm -rf "$d"; mkdir -p "$d"; echo "$d"; }
 done_tests() { echo "RESULT $T_PASS $T_FAIL $T_SKIP"; [ "$T_FAIL" -eq 0 ]; }

@@ -4,6 +4,7 @@
  *   CHECK_CLOSE(a, b, tol, what)  |a - b| <= tol, printing both values on failure
  *   SKIP("why")                   counts a skipped check (data absent, ...)
  *   test_shared_data()            path of ../shared/data, or NULL when it is absent (a user's clone)
+ *   test_missing("py:torch ...")  the Debian packages of the optional tools that are absent, or NULL
  *   return test_done();           prints "RESULT passed failed skipped"; exit status 1 on any failure
  */
 #ifndef KC_TEST_H
@@ -52,6 +53,24 @@ static inline const char *test_shared_data(void)
     snprintf(buf, sizeof buf, "%s", p);
     if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) return NULL;
     return buf;
+}
+
+/* The Debian packages of the optional tools REQS that are absent ("py:torch py:h5py", the names of
+   tests/optional.sh, which answers), comma-separated; NULL when all are here.  Run from the root of
+   the repository, as tests/run.sh does.  Use: if ((m = test_missing(...))) SKIP("...: %s not installed", m); */
+static inline const char *test_missing(const char *reqs)
+{
+    static char buf[512];
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "bash tests/optional.sh %s 2>/dev/null", reqs);
+    FILE *f = popen(cmd, "r");
+    buf[0] = 0;
+    if (!f) return "tests/optional.sh (cannot run it)";
+    if (!fgets(buf, sizeof buf, f)) buf[0] = 0;
+    int rc = pclose(f);
+    buf[strcspn(buf, "\n")] = 0;
+    if (rc != 0) return "tests/optional.sh (it failed)";
+    return buf[0] ? buf : NULL;
 }
 
 /* A scratch folder for this test program: build/test-tmp/<name>, emptied first. */

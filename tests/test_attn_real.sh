@@ -6,14 +6,12 @@
 # kc-score, against tests/ref/attn_ref.py check (class attention from torch primitives to 1e-4 of
 # max |ref|; the 60 % masks with 0 differing patches except counted knife edges; DINO's best-head
 # Jaccard and the per-head foreground Jaccard per pixel to 1e-9, per image and in summary.csv).
-# SKIP (with the reason) without torch/h5py/PIL in /usr/bin/python3 or without the shared data.
+# SKIP (naming the Debian packages) without torch/h5py/PIL/numpy in /usr/bin/python3, or without the
+# shared data.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PY=/usr/bin/python3
 S=$KC_SHARED_DATA
-if ! $PY -c 'import numpy, h5py, PIL, torch' 2>/dev/null; then
-  skip "attention baseline parity: /usr/bin/python3 cannot import numpy, h5py, PIL and torch"
-  done_tests; exit
-fi
+need "attention baseline parity" py:numpy py:h5py py:PIL py:torch || { done_tests; exit; }
 if [ ! -f "$S/voc_official/ImageSets/Segmentation/train.txt" ] || [ ! -f "$S/voc_labelme/ImageSets/Segmentation/val.txt" ]; then
   skip "attention baseline parity: shared VOC data absent ($S)"
   done_tests; exit

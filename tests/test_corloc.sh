@@ -117,7 +117,8 @@ fi
 
 # 5. full check: the reference script reproduces the committed outputs
 if [ "${KC_FULL:-0}" = 1 ] && [ -d "$KC_SHARED_DATA/voc_official" ]; then
-  if /usr/bin/python3 tests/ref/corloc_ref.py --shared $KC_SHARED_DATA --out $T/ref >$T/err 2>&1 &&
+  if ! need "tests/ref/corloc_ref.py rerun" py:numpy py:h5py py:PIL; then :
+  elif /usr/bin/python3 tests/ref/corloc_ref.py --shared $KC_SHARED_DATA --out $T/ref >$T/err 2>&1 &&
      for f in $D/expected_*.csv $C/annotations/instances_train2014.json $C/list.txt; do cmp -s $f $T/ref/${f#$D/} || exit 1; done
   then ok; else bad "corloc_ref.py does not reproduce tests/data/corloc: $(cat $T/err)"; fi
 else

@@ -28,7 +28,7 @@ G=$T/gen
 $GEN gen --root "$G/root" --results "$G/res" --videos 3 --frames 9 --width 131 --height 97 --objects 3 --seed 5 \
   && ok || bad "generator"
 if $KCD --results "$G/res" --davis "$G/root" --split val >/dev/null 2>"$T/err.txt"; then ok; else bad "kc-davis on generated data: $(cat "$T/err.txt")"; fi
-if $PY -c 'import numpy, cv2, PIL' 2>/dev/null; then
+if need "several objects against tests/ref/davis_ref.py" py:numpy py:cv2 py:PIL; then
   $PY tests/ref/davis_ref.py score --results "$G/res" --davis "$G/root" --split val --out "$T/ref.json"
   if $PY - "$G/res/global_results-val.json" "$T/ref.json" <<'EOF'
 import json, sys
@@ -46,8 +46,6 @@ print("multi-object vs reference: %d values, worst |diff| %.3g (tol 1e-9), %d ob
 sys.exit(0 if worst <= 1e-9 and len(b["per_frame"]) == 9 else 1)
 EOF
   then ok; else bad "multi-object values differ from tests/ref/davis_ref.py"; fi
-else
-  skip "python3 numpy/cv2/PIL absent: no multi-object reference check"
 fi
 
 # ---- bad input ----

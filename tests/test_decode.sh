@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# kc-center and kc-decode end to end on a small features cache made with h5py (DESIGN.md layout):
+# kc-center and kc-decode end to end on a small features cache made with h5py (docs/design.md layout):
 # layout of the outputs, values against the library's own decoding, thread independence,
-# provenance, and bad input.  Needs /usr/bin/python3 with numpy and h5py (SKIP otherwise).
+# provenance, and bad input.  Needs /usr/bin/python3 with numpy and h5py (SKIP, naming
+# the packages, otherwise).
 source "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
-if ! $PY -c 'import numpy, h5py' 2>/dev/null; then skip "python3 numpy/h5py absent"; done_tests; exit; fi
+need "kc-center and kc-decode on a cache made with h5py" py:numpy py:h5py || { done_tests; exit; }
 T=$(tmpdir decode)
 CENTER=$BUILD/kc-center DECODE=$BUILD/kc-decode
 export KC_QUIET=1

@@ -24,7 +24,7 @@ B=$(cd "$BUILD" && pwd)
 T=$(cd "$(tmpdir determinism)" && pwd)
 ROOT=$(pwd)
 KEYS_TOL=${KEYS_TOL:-1e-5}   # max |difference| of keys / tokens between 1 and 2 threads (values ~1)
-if ! /usr/bin/python3 -c 'import h5py' 2>/dev/null; then skip "h5py missing: cannot compare caches"; done_tests; exit 0; fi
+need "caches compared (tests/bad/tools/h5same.py)" py:h5py py:numpy || { done_tests; exit 0; }
 same_h5() { /usr/bin/python3 "$ROOT/tests/bad/tools/h5same.py" "$@"; }
 
 "$B"/kc-demo-data --out "$T/demo" --train 2 --val 6 --videos 1 --frames 5 >/dev/null 2>&1 || bad "kc-demo-data"

@@ -13,7 +13,7 @@ B=$(cd "$BUILD" && pwd)
 T=$(cd "$(tmpdir extract_split)" && pwd)
 ROOT=$(pwd)
 W=$ROOT/tests/data/vit/dino.pth
-if ! /usr/bin/python3 -c 'import h5py' 2>/dev/null; then skip "h5py missing: cannot compare caches"; done_tests; exit 0; fi
+need "caches compared (tests/bad/tools/h5same.py)" py:h5py py:numpy || { done_tests; exit 0; }
 "$B"/kc-demo-data --out "$T/demo" --train 1 --val 6 --videos 1 --frames 3 >/dev/null 2>&1 || bad "kc-demo-data"
 run() { # name, threads, kc-extract options
   local name=$1 th=$2; shift 2

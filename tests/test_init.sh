@@ -53,8 +53,7 @@ else
 fi
 
 # 4. a supervised timm file (.pth with a classification head), written by torch
-if ! /usr/bin/python3 -c 'import torch, numpy, h5py' 2>/dev/null; then
-  skip "supervised .pth: /usr/bin/python3 cannot import torch, numpy and h5py"
+if ! need "supervised .pth written by torch" py:torch py:numpy py:h5py; then :
 else
   /usr/bin/python3 - "$T/a.safetensors" "$T/sup.pth" <<'PY' && ok || bad "could not write the supervised .pth"
 import collections, json, sys
@@ -90,7 +89,7 @@ fi
 
 # 5. full check: NumPy recomputes the ViT-S/16 file; distribution against torch
 if [ "${KC_FULL:-}" = 1 ]; then
-  if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then skip "init_ref.py: no numpy"
+  if ! need "tests/ref/init_ref.py check" py:numpy; then :
   elif /usr/bin/python3 tests/ref/init_ref.py check "$T/s16.safetensors" > "$T/ref.log" 2>&1; then ok; cat "$T/ref.log"
   else bad "init_ref.py check: $(tail -n 3 "$T/ref.log")"; fi
 else

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/test_kill.sh — crash safety (DESIGN.md "Nothing lost", issue 6 part 2).
+# tests/test_kill.sh — crash safety (docs/design.md "Nothing lost", issue 6 part 2).
 #
 # For kc-extract (tiny ViT, --batch 1), kc-decode (a 16-setting grid, 20 images) and kc-propagate
 # (3 videos): an uninterrupted reference run, then >= KC_KILLS (default 20) SIGKILLs at random
@@ -18,13 +18,13 @@ B=$(cd "$BUILD" && pwd)
 T=$(cd "$(tmpdir kill)" && pwd)
 ROOT=$(pwd)
 WEIGHTS=$ROOT/tests/data/vit/dino.pth
-if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+if kc_have py:h5py && kc_have py:numpy; then
   same_h5() { /usr/bin/python3 "$ROOT/tests/bad/tools/h5same.py" "$1" "$2"; }
-elif command -v h5dump >/dev/null; then
+elif kc_have h5dump; then
   same_h5() { diff <(h5dump -m %.9g "$1" | sed -e 1d -e '/ATTRIBUTE "created"/,/^ *}/d') \
                    <(h5dump -m %.9g "$2" | sed -e 1d -e '/ATTRIBUTE "created"/,/^ *}/d') >/dev/null; }
 else
-  skip "neither h5py nor h5dump: cannot compare caches"; done_tests; exit 0
+  skip "caches compared: $(missing py:h5py py:numpy) (or hdf5-tools) not installed"; done_tests; exit 0
 fi
 same_tree() { diff -r "$1" "$2" >/dev/null 2>&1; }
 # Every file of result folder $2 present in $1 is identical (a kill may leave missing files only).

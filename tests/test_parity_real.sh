@@ -24,17 +24,16 @@
 # eigensolve, 2 s per photo and key variant, which is why every photo (27) waits for KC_FULL=1 --,
 # DAVIS tokens 6, kc-propagate 7.5, the propagation reference 37 (float32 and float64;
 # 104 before its affinity step ran in place).
-# SKIP (with the reason) without numpy/scipy/h5py/torch in /usr/bin/python3 or without the data.
+# SKIP (naming the Debian packages) without numpy/scipy/h5py/PIL/torch in /usr/bin/python3, or without
+# the data.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PY=/usr/bin/python3
 S=$KC_SHARED_DATA
 voc_imgs=("$S"/voc_official/JPEGImages/*.jpg "$S"/voc_labelme/JPEGImages/*.jpg)
 first_frames=("$S"/davis/JPEGImages/480p/*/00000.jpg)
 [ "${KC_FULL:-0}" = 1 ] && first_frames+=("$S"/davis_testdev_firstframe/JPEGImages/480p/*/00000.jpg)
-if ! $PY -c 'import numpy, scipy.linalg, scipy.ndimage, h5py, PIL, torch' 2>/dev/null; then
-  skip "real-image parity: /usr/bin/python3 cannot import numpy, scipy, h5py, PIL and torch (torch writes the seeded ViT)"
-  done_tests; exit
-fi
+# (torch writes the seeded ViT)
+need "real-image parity" py:numpy py:scipy py:h5py py:PIL py:torch || { done_tests; exit; }
 if [ ! -f "$S/davis/ImageSets/2017/val.txt" ] || [ ! -f "${voc_imgs[0]}" ]; then
   skip "real-image parity: shared data absent ($S)"
   done_tests; exit

@@ -109,13 +109,11 @@ if cmp -s "$d/exp.csv" "$d/f1/curves.csv"; then ok; else bad "curves.csv differs
 if grep -q "61.8" "$d/f1/curves.tex" && grep -q "SelfPatch" "$d/f1/curves.tex"; then ok; else bad "published lines missing from curves.tex"; fi
 
 # PDFs: one page of the expected size
-if command -v pdfinfo >/dev/null; then
+if need "PDF page checks" pdfinfo; then
   for f in sweep-jaccard:"460 x 390 pts" curves:"460 x 200 pts" sweep-dino-corloc:"460 x 390 pts"; do
     info=$(pdfinfo "$d/f1/${f%%:*}.pdf" 2>&1)
     if grep -q "^Pages: *1$" <<<"$info" && grep -q "^Page size: *${f#*:}" <<<"$info"; then ok; else bad "${f%%:*}.pdf: $(grep -E 'Pages|Page size|Error' <<<"$info")"; fi
   done
-else
-  skip "pdfinfo absent (poppler-utils, deps-tex.txt): PDF page checks"
 fi
 
 # bad input: exact one-line errors, nothing written

@@ -4,8 +4,8 @@
 #     initial head and epoch orders): the head within 1e-3 of max|W|, every epoch's loss within 1e-4
 #     relative, the mIoU within 0.05 points; on the shared real data (DAVIS frames as a two-class set
 #     at square224, the VOC photos with their 21-class labels at square448), and at full protocol
-#     size (batch 60, 25 epochs, generated scenes) with KC_FULL=1.  Skipped without python3-torch /
-#     python3-h5py or without ../shared/data.
+#     size (batch 60, 25 epochs, generated scenes) with KC_FULL=1.  Skipped (naming the packages)
+#     without python3-torch / -h5py / -pil / -numpy, or without ../shared/data.
 #  2. a head in PyTorch's layout (weight (C, D, 1, 1)) is scored like kc-probe's own;
 #  3. a kill resumes to the same bytes; 1 and 2 threads give the same bytes;
 #  4. bad input: one line each, exit 1, nothing written.
@@ -18,7 +18,8 @@ W=$ROOT/tests/data/vit/dino.pth
 SH=$KC_SHARED_DATA
 PY=/usr/bin/python3
 have_torch=0
-$PY -c 'import torch, h5py, PIL' 2>/dev/null && have_torch=1
+kc_missing py:torch py:h5py py:PIL py:numpy; torch_missing=$MISSING   # tests/ref/probe_ref.py's
+[ -z "$torch_missing" ] && have_torch=1
 ext() { "$B"/kc-extract --weights "$W" --heads 2 --features tokens "$@" >/dev/null 2>"$T/ext.err" || bad "kc-extract $*: $(tail -n 1 "$T/ext.err")"; }
 
 # ---- 1. parity with PyTorch on real data --------------------------------------------------------
@@ -75,7 +76,7 @@ EOF
       --out "$T/voc-eval4" --ledger "$T/ledger.tsv" 2>"$T/err" && cmp -s "$T/voc-eval/iou.csv" "$T/voc-eval4/iou.csv" \
       && ok || bad "a (C, D, 1, 1) head: $(cat "$T/err")"
   else
-    skip "python3-torch or python3-h5py missing: no parity with PyTorch (make deps-ref)"
+    skip "parity with PyTorch: $torch_missing not installed (make deps-ref)"
   fi
 fi
 
@@ -93,7 +94,7 @@ if [ "${KC_FULL:-0}" = 1 ] && [ $have_torch = 1 ]; then
     --loss "$T/full.loss.csv" --val-features "$T/full-val.h5" --val-ids "$F/voc/ImageSets/Segmentation/val.txt" \
     --val-labels "$F/voc" --summary "$T/full-eval/summary.csv"
 elif [ "${KC_FULL:-0}" = 1 ]; then
-  skip "python3-torch missing: no full-size parity"
+  skip "full-size parity: $torch_missing not installed (make deps-ref)"
 fi
 
 # ---- generated scenes: resume, threads, bad input --------------------------------------------------
@@ -144,7 +145,7 @@ cp "$D/voc/SegmentationClass/$(sed -n 2p "$D/voc/ImageSets/Segmentation/train.tx
 bad_train "a label of another size" "$first.png: label of [0-9]+x[0-9]+, but its image $first is" --features "$T/train.h5" \
   --labels "voc:$T/badvoc:train" --batch 8
 cp "$D/voc/SegmentationClass/$first.png" "$T/badvoc/SegmentationClass/$first.png"
-if [ $have_torch = 1 ]; then
+if need "the class-22 case (labels written by Pillow)" py:PIL py:numpy; then
   # labels with a class id 22 (written with Pillow)
   mkdir -p "$T/badvoc/SegmentationClass22"
   $PY - "$D/voc/SegmentationClass" "$T/badvoc/SegmentationClass22" <<'EOF'
@@ -158,8 +159,6 @@ for f in os.listdir(sys.argv[1]):
 EOF
   bad_train "a class above 20" "class id 22 is above 20" --features "$T/train.h5" --labels "voc:$T/badvoc:train" --batch 8 \
     --label-dir SegmentationClass22
-else
-  skip "python3-pil missing: the class-22 case needs labels written by Pillow"
 fi
 ext --dataset "voc:$D/voc:train" --policy square480 --out "$T/train480.h5"
 bad_train "tokens at another size than --size" "policy square480 \(480 pixels\), but --size 224" --features "$T/train480.h5" \
@@ -167,7 +166,7 @@ bad_train "tokens at another size than --size" "policy square480 \(480 pixels\),
 mkdir -p "$T/void/SegmentationClass"
 cp -r "$D/voc/JPEGImages" "$D/voc/ImageSets" "$T/void/"
 for f in "$D"/voc/SegmentationClass/*.png; do cp "$f" "$T/void/SegmentationClass/"; done
-if [ $have_torch = 1 ]; then
+if need "the all-void split case (labels written by Pillow)" py:PIL py:numpy; then
   $PY - "$T/void/SegmentationClass" <<'EOF'
 import os, sys
 import numpy as np
@@ -178,8 +177,6 @@ for f in os.listdir(sys.argv[1]):
     Image.fromarray(a, mode="L").save(p)
 EOF
   bad_train "a split without a valid pixel" "no valid pixel in the split" --features "$T/train.h5" --labels "voc:$T/void:train" --batch 8
-else
-  skip "python3-pil missing: the all-void split case needs labels written by Pillow"
 fi
 # a damaged checkpoint: refused with its reason and the folder to remove
 mkdir -p "$T/damaged.safetensors.partial"

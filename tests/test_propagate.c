@@ -282,9 +282,10 @@ static void test_moving_square(const char *tmp)
 }
 
 /* ---- 3. parity with the PyTorch reference ---------------------------------------------------------- */
-static int have_torch(void)
+/* NULL when tests/ref/propagate_ref.py can run, else the Debian packages it lacks */
+static const char *torch_missing(void)
 {
-    return run("/usr/bin/python3 -c 'import torch, h5py, PIL, numpy' >/dev/null 2>&1") == 0;
+    return test_missing("py:torch py:h5py py:PIL py:numpy");
 }
 
 /* Synthetic: 2 videos, 3 objects, features = object code + position code + noise. */
@@ -500,8 +501,9 @@ static void parity(const char *what, const char *cache, const char *root, const 
         CHECK(bad == 0, "%s: labels differ from tests/ref/propagate_ref.py's (%s) beyond 1e-6 ties", what, expected);
         return;
     }
-    if (!have_torch()) {
-        SKIP("%s: python3 torch/h5py absent, and the committed reference %s is %s", what, expected,
+    const char *m = torch_missing();
+    if (m) {
+        SKIP("%s: %s not installed, and the committed reference %s is %s", what, m, expected,
              have ? "for other features (another JPEG decoder?)" : "absent");
         return;
     }

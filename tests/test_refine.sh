@@ -4,13 +4,13 @@ source "$(dirname "$0")/lib.sh"
 R=$BUILD/kc-refine
 T=$(tmpdir test_refine)
 PY=/usr/bin/python3
-have_py() { $PY -c 'import numpy, scipy, PIL, h5py' 2>/dev/null; }
+PYREQ="py:numpy py:scipy py:PIL py:h5py"   # tests/ref/refine_ref.py's and the checks'
+have_py() { kc_missing $PYREQ; [ -z "$MISSING" ]; }
 
 # 1. the CRF and the solver against tests/ref/refine_ref.py on real photos (VOC and a DAVIS frame)
 if [ ! -d "$KC_SHARED_DATA/voc_official" ]; then
   skip "shared photos absent ($KC_SHARED_DATA): real-photo parity not run"
-elif ! have_py; then
-  skip "$PY without numpy/scipy/PIL/h5py: real-photo parity not run"
+elif ! need "real-photo parity" $PYREQ; then :
 elif $PY tests/ref/refine_ref.py real $T/real "$KC_SHARED_DATA" 2>$T/err && $BUILD/tests/test_refine $T/real >$T/real.out 2>&1; then
   ok; sed 's/^/  /' $T/real.out | grep -v '^  RESULT'
 else
@@ -28,7 +28,7 @@ for m in crf bs; do
   if $R --masks $T/m1.h5 --dataset voc:$V:val --method $m --out $T/$m.h5 2>$T/err; then ok; else bad "kc-refine $m: $(cat $T/err)"; fi
   if $BUILD/kc-score --masks $T/$m.h5 --voc $V --split $SPLIT --out $T/s-$m --ledger $T/ledger.tsv 2>$T/err; then ok
   else bad "kc-score on $m pixel masks: $(cat $T/err)"; fi
-  if ! have_py; then skip "no $PY with numpy/h5py: scores of $m masks not checked"
+  if ! need "scores of $m masks against tests/ref/refine_ref.py" $PYREQ; then :
   elif out=$($PY tests/ref/refine_ref.py score $T/$m.h5 $V $SPLIT $T/s-$m 2>&1); then ok; echo "  $m: $out"
   else bad "scores of $m masks: $out"; fi
 done
@@ -49,7 +49,7 @@ if have_py && ! out=$($PY tests/ref/refine_ref.py score $T/bs2.h5 $V $SPLIT $T/s
 $BUILD/kc-show --masks $T/bs.h5 --setting t0.15-bin-mean-corners-n1 --images voc:$V:val --first 2 --out $T/shows 2>$T/err \
   && ok || bad "kc-show on refined masks: $(cat $T/err)"
 first=$(head -n 1 $SPLIT)
-if ! have_py; then skip "no $PY with numpy/h5py/PIL: kc-show's refined overlay not checked pixel by pixel"
+if ! need "kc-show's refined overlay checked pixel by pixel" $PYREQ; then :
 elif out=$($PY - $T/bs.h5 $V/JPEGImages/$first.jpg $T/shows/$first.png $first <<'EOF' 2>&1
 import sys
 import h5py
@@ -107,14 +107,9 @@ check_bad "masks from another dataset" "image 2099_[0-9]+ of the masks is not in
   $R --masks $T/m1.h5 --dataset voc:$V:train --method crf --out $T/x1.h5
 cp -r $V $T/voc2
 first=$(head -n 1 $SPLIT)
-cp $V/JPEGImages/$(sed -n 2p $T/data/voc/ImageSets/Segmentation/train.txt).jpg $T/voc2/JPEGImages/$first.jpg
-$BUILD/kc-demo-data --help >/dev/null 2>&1
-if [ "$(cmp -s $V/JPEGImages/$first.jpg $T/voc2/JPEGImages/$first.jpg; echo $?)" = 1 ]; then
-  # same size scenes: make the replacement another size so that the change can be seen
-  $PY -c "from PIL import Image; Image.open('$T/voc2/JPEGImages/$first.jpg').resize((77, 51)).save('$T/voc2/JPEGImages/$first.jpg')" 2>/dev/null ||
-    convert "$T/voc2/JPEGImages/$first.jpg" -resize 77x51! "$T/voc2/JPEGImages/$first.jpg" 2>/dev/null
-fi
-check_bad "an image changed since" "$first.jpg: is 77x51, but the masks of $first were made from" $T/x2.h5 \
+# another image of another size in its place (an 8x8 JPEG of tests/bad/files)
+cp tests/bad/files/img_8x8.jpg $T/voc2/JPEGImages/$first.jpg
+check_bad "an image changed since" "$first.jpg: is 8x8, but the masks of $first were made from" $T/x2.h5 \
   $R --masks $T/m1.h5 --dataset voc:$T/voc2:val --method bs --out $T/x2.h5
 # the same size, other bytes (one byte appended after the JPEG's end: the pixels stay, the file changed):
 # refused on the file hash kc-extract recorded
@@ -123,7 +118,7 @@ printf 'x' >>$T/voc3/JPEGImages/$first.jpg
 check_bad "an image changed since (same size)" "$first.jpg: changed since the masks of $first in .*m1.h5 were made \(sha256" \
   $T/x6.h5 $R --masks $T/m1.h5 --dataset voc:$T/voc3:val --method bs --out $T/x6.h5
 # the hash is carried: keys -> masks -> refined masks (and shard merges copy it)
-if have_py; then
+if need "image_sha256 carried from keys to masks to refined masks" py:h5py; then
   n_sha=$($PY -c "import h5py, sys
 f = h5py.File(sys.argv[1], 'r'); g = h5py.File(sys.argv[2], 'r'); k = h5py.File(sys.argv[3], 'r')
 ids = [i.decode() for i in f['index/ids'][()]]
@@ -145,10 +140,10 @@ check_bad "refined twice" "bs-single.h5: already refined" $T/x4.h5 \
   $R --masks $T/bs-single.h5 --dataset voc:$V:val --method crf --out $T/x4.h5
 check_bad "a features cache" "keys.h5: .*(masks|format)" $T/x5.h5 \
   $R --masks $T/keys.h5 --dataset voc:$V:val --method crf --out $T/x5.h5
-if have_py; then
+if need "masks of another policy (policy set with h5py)" py:h5py; then
   cp $T/m1.h5 $T/m-policy.h5
   $PY -c "import h5py; f = h5py.File('$T/m-policy.h5', 'r+'); f.attrs['policy'] = 'short480'; f.close()"
   check_bad "masks of another policy" "m-policy.h5: image .* has a 30x30 grid; short480 with patch 16 gives" $T/x6.h5 \
     $R --masks $T/m-policy.h5 --dataset voc:$V:val --method crf --out $T/x6.h5
-else skip "no h5py: the policy check not run"; fi
+fi
 done_tests

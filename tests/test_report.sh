@@ -109,7 +109,7 @@ else bad "no safe file name for $ODD_ID: $(ls "$O/report/images/")"; fi
 # ---- the browser -----------------------------------------------------------------------------
 CHROME=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROME" ]; then
-  skip "chromium absent (Debian package chromium, deps-browser.txt): report not opened in a browser"
+  need "the report opened in a browser (deps-browser.txt)" chromium
   done_tests; exit $?
 fi
 NONET=()
@@ -152,7 +152,7 @@ done
 if [ -n "$STRACE" ]; then
   if grep -q "file: $photo" <<<"$cp"; then ok; else bad "the canary's read of $photo went unseen: $cp"; fi
 else
-  skip "strace absent (Debian package strace, deps-browser.txt): file reads outside report/ not traced"
+  need "file reads outside report/ traced (deps-browser.txt)" strace
 fi
 
 # every page: the rendered DOM, its problems, its links

@@ -6,10 +6,7 @@
 # texlive-pictures).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 d=$(tmpdir tex); d=$(cd "$d" && pwd)
-if ! command -v pdflatex >/dev/null; then
-  skip "pdflatex absent (make deps-tex): LaTeX fragments not compiled"
-  done_tests; exit 0
-fi
+need "LaTeX fragments compiled (make deps-tex)" pdflatex || { done_tests; exit 0; }
 S=t0.15-bin-mean-corners-n3
 NETS=(self_patch run2-e05)
 tests/plot_fixture.sh "$d/w" "${NETS[@]}" || { bad "fixture"; done_tests; exit 1; }
@@ -57,7 +54,7 @@ n_frag=${#fragments[@]}
 if [ "$n_frag" -ge 12 ]; then ok; else bad "only $n_frag fragments written: ${fragments[*]}"; fi
 if (cd "$d" && timeout 300 pdflatex -interaction=nonstopmode -halt-on-error doc.tex >pdflatex.out 2>&1); then
   ok
-  if command -v pdfinfo >/dev/null; then
+  if need "doc.pdf's page count" pdfinfo; then
     pages=$(pdfinfo "$d/doc.pdf" | awk '/^Pages:/ { print $2 }')
     if [ "$pages" -ge $((n_frag + 1)) ]; then ok; else bad "doc.pdf has $pages pages for $n_frag fragments"; fi
   fi

@@ -15,8 +15,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 davis=$KC_SHARED_DATA/davis/JPEGImages/480p
 imgs=("$davis/blackswan/00000.jpg" "$davis/car-shadow/00020.jpg" "$davis/libby/00040.jpg")
-if ! /usr/bin/python3 -c 'import torch, PIL, numpy' 2>/dev/null; then
-  skip "vit full-size parity: /usr/bin/python3 cannot import torch, PIL and numpy"
+if ! need "vit full-size parity" py:torch py:PIL py:numpy; then :
 elif [ ! -f "${imgs[0]}" ] || [ ! -f "${imgs[1]}" ] || [ ! -f "${imgs[2]}" ]; then
   skip "vit full-size parity: shared DAVIS frames absent ($davis)"
 elif [ ! -x "$BUILD/tests/test_vit" ]; then

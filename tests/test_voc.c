@@ -268,7 +268,7 @@ static void hand_cases(void)
 static int write_file(const char *path, const char *text) { return kc_write_file_atomic(path, text, strlen(text)); }
 
 /* The grid mapping shared by the scores, the attention scores, the overlays and kc-score's area
- * (voc_pixel_cell, voc_axis_cells): values worked out by hand from DESIGN.md's rule, then every
+ * (voc_pixel_cell, voc_axis_cells): values worked out by hand from docs/design.md's rule, then every
  * pixel of a few axes against floor((x + 0.5) g / n) in doubles (exact here: small integers). */
 static void grid_mapping(void)
 {

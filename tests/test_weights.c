@@ -459,8 +459,9 @@ static void handmade(void)
 
 static void big_checkpoint(void)
 {
-    if (system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
-        SKIP("real-size ViT-S/16 check: /usr/bin/python3 cannot import torch");
+    const char *m = test_missing("py:torch");
+    if (m) {
+        SKIP("real-size ViT-S/16 check: %s not installed", m);
         return;
     }
     const char *tmp = test_tmpdir("weights_big");

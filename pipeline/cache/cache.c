@@ -999,6 +999,18 @@ int cache_piece_copy_image_sha(cache_piece *p, const char *dset, const cache_rea
     return cache_piece_attr_sha(p, dset, sha);
 }
 
+int cache_piece_put_mask(cache_piece *p, const char *dset, const cache_mask *m)
+{
+    const int64_t dims[2] = {m->rows, m->cols};
+    KC_TRY(cache_piece_put_u8(p, dset, m->labels, 2, dims));
+    KC_TRY(cache_piece_attr_f32(p, dset, "lambda2", m->lambda2, m->n_rounds));
+    KC_TRY(cache_piece_attr_f32(p, dset, "eigengap", m->eigengap, m->n_rounds));
+    KC_TRY(cache_piece_attr_i32(p, dset, "degenerate", m->degenerate));
+    if (!m->has_knife) return 0;
+    KC_TRY(cache_piece_attr_i32(p, dset, "knife_edge", m->knife_edge));
+    return cache_piece_attr_f32(p, dset, "knife_margin", &m->knife_margin, 1);
+}
+
 static void piece_free(cache_piece *p)
 {
     kc_cleanup_drop(p->slot);

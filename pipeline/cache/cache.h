@@ -1,6 +1,6 @@
 /* pipeline/cache/cache.h — keycut's HDF5 caches: reading, and crash-safe writing.
  *
- * Layout (DESIGN.md, "The cache"):
+ * Layout (docs/design.md, "The cache"):
  *   features cache: /features/<kind>/<id> float32 (n_tok, dim);  masks cache: /masks/<setting>/<id>
  *   uint8 (grid_h, grid_w) with float attrs lambda2, eigengap (one per round) and int degenerate,
  *   or, for the attention-mass settings /masks/attn-mass<m>/<id>, a uint8 (heads, grid_h, grid_w)
@@ -148,6 +148,23 @@ int cache_piece_attr_sha(cache_piece *p, const char *dset, const uint8_t sha[32]
 int cache_read_image_sha(const cache_reader *r, const char *src_dset, uint8_t sha[32]);
 /* Copies the hash of r's src_dset (if any) to the piece's dset. */
 int cache_piece_copy_image_sha(cache_piece *p, const char *dset, const cache_reader *r, const char *src_dset);
+/* One mask of a masks cache (/masks/<setting>/<id>, the layout above) with the decoder's
+ * attributes, as kc-decode writes it and kc-refine carries it on. */
+typedef struct cache_mask {
+    const uint8_t *labels;           /* (rows, cols): 0 background, r the mask of round r */
+    int64_t rows, cols;
+    const float *lambda2, *eigengap; /* (n_rounds) each, NaN for a round not run */
+    int n_rounds;
+    int32_t degenerate;
+    int has_knife;                   /* 0: no knife_edge and knife_margin (caches older than them) */
+    int32_t knife_edge;              /* 1: a decision too close to call (docs/ties.md) */
+    float knife_margin;              /* the smallest decision margin over max|x| */
+} cache_mask;
+/* Writes m as dset into the piece: the labels, then the attributes lambda2, eigengap, degenerate,
+ * knife_edge, knife_margin, in that order (the file's attribute order); a stage adds its own
+ * attributes, then the image hash (cache_piece_copy_image_sha), after it.  0, or -1 with the error
+ * set (the caller aborts the piece). */
+int cache_piece_put_mask(cache_piece *p, const char *dset, const cache_mask *m);
 /* Closes, fsyncs and renames the piece into place; frees p (also on failure). */
 int cache_piece_commit(cache_piece *p);
 void cache_piece_abort(cache_piece *p);

@@ -38,6 +38,16 @@ int derive_batch_todo(const cache_writer *w, progress *p, int b, int batch, int 
     return 0;
 }
 
+int derive_batch_error(const int *rc, char (*err)[1024], int count)
+{
+    for (int k = 0; k < count; k++)
+        if (rc[k] < 0) {
+            kc_set_error(err[k]);
+            return -1;
+        }
+    return 0;
+}
+
 int derive_finish(derive_input *in, cache_writer *w, cache_prov *prov, int batch, const char *out)
 {
     shard_prov(&in->shard, prov, in->full_ids, in->full_n, batch, out);

@@ -1,6 +1,6 @@
 /* pipeline/cache/derive.h — the frame of a stage that derives one cache from another (kc-center,
- * kc-decode): open the input cache, take the `--shard i/n` slice of its images, inherit its
- * provenance, and finish the output cache.
+ * kc-decode, kc-refine): open the input cache, take the `--shard i/n` slice of its images, inherit
+ * its provenance, and finish the output cache.
  *
  * Provenance of the derived cache, in this order: the input's root attributes except the
  * reserved ones (prov_is_reserved: format, created, content_hash, command, ...) and the shard
@@ -51,6 +51,10 @@ void derive_prov(cache_prov *prov, const derive_input *in);
  * Returns 1 when piece b is still to be written; 0 when w already holds it (resumed from
  * OUT.partial/), whose images then count in p as skipped. */
 int derive_batch_todo(const cache_writer *w, progress *p, int b, int batch, int n, int *i0, int *i1);
+/* After the images of a batch ran in parallel (one image per thread): rc (count) their results,
+ * err (count) the message of each that failed.  -1 with the first failed image's message set, or 0
+ * when none failed. */
+int derive_batch_error(const int *rc, char (*err)[1024], int count);
 /* Adds the shard attributes (batch: images per piece; out: the output path), merges the pieces
  * into out (cache_writer_finish), then frees prov and w and closes the input.  0, or -1 with the
  * error set (nothing freed then: the caller dies). */

@@ -1,4 +1,4 @@
-/* pipeline/images/resize.h — the preprocessing policies of DESIGN.md.  (Owner: images module.)
+/* pipeline/images/resize.h — the preprocessing policies of docs/design.md.  (Owner: images module.)
  *
  * | policy     | geometry                                   | resampling            | std               |
  * | square480  | 480x480                                    | Pillow 9.4 Lanczos    | (.229,.224,.225)  |

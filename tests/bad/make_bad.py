@@ -132,7 +132,7 @@ t = dict(ok_st); t["norm.bias"] = ("F32", [9], np.zeros(8, "<f4").tobytes())
 w("st_shape_bytes_mismatch.safetensors", st(t))
 w("st_truncated.safetensors", st(ok_st)[:700])
 
-# ---- caches (h5py; the layout of DESIGN.md) -----------------------------------------------------
+# ---- caches (h5py; the layout of docs/design.md) -----------------------------------------------------
 def cache(name, fmt="keycut-features", version="1", ids=("a", "b"), grid=None, keys=None, index=True):
     with h5py.File(os.path.join(OUT, name), "w", track_order=False) as f:
         s = h5py.string_dtype("utf-8")

@@ -28,7 +28,7 @@ T tokens (class token included) of q k^T * head_dim^-0.5, the class column dropp
 Scoring (dino issue 54): per object o of SegmentationObject (values 1..254 present), per head h,
 J = |M_h n O_o| / |M_h u O_o| with void (255) pixels left out of both; the best head per object;
 the mean over objects; then over images.  M_h is the head's grid mask mapped to pixels by
-DESIGN.md's rule: pixel (x, y) -> cell (((2x + 1) gw) div 2W, ((2y + 1) gh) div 2H).
+docs/design.md's rule: pixel (x, y) -> cell (((2x + 1) gw) div 2W, ((2y + 1) gh) div 2H).
 """
 import argparse
 import math
@@ -107,7 +107,7 @@ def dino_float32_masks(attn, m):
 
 
 def to_pixels(masks, gh, gw, H, W):
-    """(heads, gh*gw) -> (heads, H, W) bool by DESIGN.md's pixel-centre nearest-neighbour rule."""
+    """(heads, gh*gw) -> (heads, H, W) bool by docs/design.md's pixel-centre nearest-neighbour rule."""
     cy = ((2 * np.arange(H) + 1) * gh) // (2 * H)
     cx = ((2 * np.arange(W) + 1) * gw) // (2 * W)
     return masks.reshape(-1, gh, gw)[:, cy][:, :, cx].astype(bool)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """tests/ref/davis_ref.py — the DAVIS-2017 semi-supervised J&F in NumPy/OpenCV, the simple way.
 
-Written from the protocol in DESIGN.md ("J&F") and the official tool's documented behaviour, as
+Written from the protocol in docs/design.md ("J&F") and the official tool's documented behaviour, as
 an independent check of eval/davis_jf.c on data the shared official outputs do not cover
 (several objects, ids above K, ...), and as the speed comparison of tests/bench_davis.sh.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference for keycut's normalized-cut decoders (DESIGN.md "Decoders"), written step by step in
+"""Reference for keycut's normalized-cut decoders (docs/design.md "Decoders"), written step by step in
 NumPy/SciPy, independent of the C code.  Writes tests/data/ncut/:
 
   inputs.bin     cases, each: int32 grid_h, grid_w, dim, then float32 (grid_h*grid_w, dim)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """tests/ref/propagate_ref.py — DINO's DAVIS label propagation in PyTorch, dense, the simple way.
 
-Written from the protocol of DESIGN.md ("DAVIS-2017 label propagation"): a full (n x n) affinity per
+Written from the protocol of docs/design.md ("DAVIS-2017 label propagation"): a full (n x n) affinity per
 context frame, multiplied by a 0/1 window mask, top-k over all context frames together, PyTorch's
 bilinear upsampling, per-channel min-max, torch.max, Pillow NEAREST resizes.
 

@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""tests/ref/voc_ref.py - independent NumPy reference for VOC Jaccard and CorLoc (DESIGN.md, Evaluation).
+"""tests/ref/voc_ref.py - independent NumPy reference for VOC Jaccard and CorLoc (docs/design.md, Evaluation).
 
 Writes (run from the repository root, with /usr/bin/python3):
   tests/data/voc/cases.txt     label maps on real VOC ground truth (../shared/data) and on generated
                                ground truth, with the expected Jaccard / CorLoc / area
   tests/data/voc/tiny/         a tiny VOC-layout dataset (JPEG, palette PNGs, XML, split) and masks
-                               caches in DESIGN.md's layout, with the expected summary, for the
+                               caches in docs/design.md's layout, with the expected summary, for the
                                kc-score / kc-table end-to-end test
 
     /usr/bin/python3 tests/ref/voc_ref.py [--shared ../shared/data]
