@@ -80,68 +80,6 @@ void report_row_code(kc_buf *b, const uint8_t *labels, int W, int H)
     free(end);
 }
 
-/* The next number of the code at *p, -1 at its end or on a character not of the code. */
-static long get_number(const char **p)
-{
-    long v = 0;
-    for (int shift = 0; **p && shift < 30; shift += 5) {
-        const char *d = strchr(code_digits, **p);
-        if (!d) return -1;
-        (*p)++;
-        long g = d - code_digits;
-        v |= (g & 31) << shift;
-        if (g < 32) return v;
-    }
-    return -1;
-}
-
-int report_row_decode(const char *code, int W, int H, uint8_t *labels)
-{
-    const char *p = code;
-    int *end = kc_malloc(sizeof(int) * (size_t)W), n = 0, rc = 0;
-    uint8_t *lab = kc_malloc((size_t)W);
-    for (int y = 0; y < H && rc == 0;) {
-        long h = get_number(&p);
-        uint8_t *row = labels + (size_t)y * W;
-        if (h < 0) rc = kc_fail("row code: ends at row %d of %d", y, H);
-        else if (h % 3 == 0) {
-            if (y == 0 || h == 0 || h / 3 > H - y) {
-                rc = kc_fail("row code: a repeat of %ld rows at row %d of %d", h / 3, y, H);
-                break;
-            }
-            for (long k = 0; k < h / 3; k++) memcpy(row + k * W, row - W, (size_t)W);
-            y += (int)(h / 3);
-            continue;
-        } else if (h % 3 == 1) {
-            n = (int)(h / 3);
-            if (n < 1 || n > W) rc = kc_fail("row code: %d runs in row %d", n, y);
-            for (int r = 0, x = 0; r < n && rc == 0; r++) {
-                long l = get_number(&p), len = get_number(&p);
-                if (l < 0 || l > 255 || len < 1 || x + len > W) rc = kc_fail("row code: a bad run in row %d", y);
-                else {
-                    lab[r] = (uint8_t)l;
-                    end[r] = x = (int)(x + len);
-                }
-            }
-            if (rc == 0 && end[n - 1] != W) rc = kc_fail("row code: row %d is not %d wide", y, W);
-        } else if (h == 2 && y > 0) {
-            for (int r = 0; r + 1 < n && rc == 0; r++) {
-                long z = get_number(&p);
-                if (z < 0) rc = kc_fail("row code: ends in row %d", y);
-                end[r] += (int)(z & 1 ? -(z + 1) / 2 : z / 2);
-            }
-            for (int r = 0; r < n && rc == 0; r++)
-                if (end[r] <= (r ? end[r - 1] : 0) || end[r] > W) rc = kc_fail("row code: a bad shift in row %d", y);
-        } else rc = kc_fail("row code: header %ld at row %d", h, y);
-        for (int r = 0, x = 0; r < n && rc == 0; x = end[r++]) memset(row + x, lab[r], (size_t)(end[r] - x));
-        y++;
-    }
-    if (rc == 0 && *p) rc = kc_fail("row code: %zu characters after the last row", strlen(p));
-    free(end);
-    free(lab);
-    return rc;
-}
-
 /* ---- the C reference of the layers --------------------------------------------------------- */
 
 void report_thumb_size(const report *R, int W, int H, int *tw, int *th)

@@ -51,8 +51,6 @@ enum { REPORT_CHUNK = 100 }; /* images per data file: a gallery's page */
 
 /* Appends the row code of labels (H, W) to b. */
 void report_row_code(kc_buf *b, const uint8_t *labels, int W, int H);
-/* Decodes a row code into labels (H, W); -1 with a message when it is not one of that size. */
-int report_row_decode(const char *code, int W, int H, uint8_t *labels);
 
 /* The layers of one label map: RGBA, non-premultiplied. */
 typedef struct report_layers {
