@@ -23,6 +23,10 @@
 void html_escape(kc_buf *b, const char *s);
 /* A new string: s escaped. */
 char *html_escaped(const char *s);
+/* Appends s as a double-quoted JavaScript string literal: printable ASCII as it is but for
+ * " \ ' < > &, those and every other character as \uXXXX (UTF-8 decoded; a byte that is not
+ * UTF-8 as U+FFFD), so that the literal is safe in a script file and in a page alike. */
+void html_js_string(kc_buf *b, const char *s);
 /* A new string: a file-name-safe, collision-free form of s (above). */
 char *html_safe_name(const char *s);
 #endif

@@ -8,6 +8,7 @@
 
 #include "datasets/voc.h"
 #include "eval/report_assets.h"
+#include "eval/report_data.h"
 #include "eval/report_davis.h"
 #include "eval/report_gallery.h"
 #include "eval/report_pages.h"
@@ -62,7 +63,7 @@ static int read_inputs(report *R, csv_file *tables, report_davis *dn)
  * time too. */
 static char *picture_options(report *R, const char *opts_path)
 {
-    char *opts = kc_strfmt("keycut-report-pictures 1\nthumb-height %d\nquality %d\nimages %s\nvoc %s\ndavis-root %s\n",
+    char *opts = kc_strfmt("keycut-report-pictures 2\nthumb-height %d\nquality %d\nimages %s\nvoc %s\ndavis-root %s\n",
                            R->thumb_h, R->quality, R->images_spec ? R->images_spec : "-",
                            R->voc_root ? R->voc_root : "-", R->davis_root ? R->davis_root : "-");
     uint8_t *old;
@@ -146,6 +147,8 @@ int report_run(report *R)
         progress_add(&p, 1);
     }
     progress_end(&p);
+    KC_TRY(report_write_data(R));
+    if (R->layer_hashes) KC_TRY(report_write_layer_hashes(R, R->layer_hashes));
     report_figures figs;
     KC_TRY(report_copy_figures(R, &figs));
     kc_buf davis_page = {0};

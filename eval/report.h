@@ -5,35 +5,40 @@
  *
  *   index.html                  the tables (sortable), the galleries, the figures, provenance
  *   gallery-<net>-<setting>.html  every image of a per-image score CSV, worst Jaccard first; sort,
- *                               filter and pages in report.js; thumbnails load lazily
+ *                               filter and pages in report.js; thumbnails drawn as they come into view
  *   images/<id>.html            one image: its ground truth and every gallery's mask, full size,
  *                               with Jaccard, CorLoc, lambda2, eigengap, knife edge, degenerate
  *   davis.html                  per network and sequence J and F, a strip of frames with the
  *                               propagated labels, and the frames where J drops most
  *   report.js, report.css       the page's script and style (eval/report_assets.h)
- *   photo/                      each photo once, full size and thumbnail (JPEG)
- *   full/, thumbs/              the masks as transparent PNG layers over the photo, drawn as kc-show
- *                               draws them (eval/overlay.h; pipeline/images/image_jpeg.h): ground truth
- *                               (gt/) and one folder per gallery; a thumbnail is the ground truth
- *                               beside the mask
+ *   photo/                      each photo once, full size and thumbnail (<id>.jpg, <id>.t.jpg, JPEG
+ *                               at --quality, 30 by default: the masks are drawn sharp over it)
+ *   data/gt/<k>.js              the masks as label data (eval/report_data.h), 100 images a file,
+ *   data/gallery-<net>-<setting>/<k>.js  loaded by <script src> when a picture needs them: the
+ *                               ground truth's in the image table's order, each gallery's in its
+ *                               order; report.js draws the layers from them into canvases over the
+ *                               photo, full size and thumbnail (the thumbnail: the ground truth
+ *                               beside the mask), exactly as kc-show draws them (eval/overlay.h)
  *   davis/                      DAVIS frames with the propagated labels (JPEG)
  *   figures/                    copies of the figures' .svg and .png
  *
- * Pictures are written once: one is redrawn only when it is missing or older than one of its
- * inputs (photo, ground truth, masks cache, results PNG, this program) or when the picture options
- * change (OUT/.pictures, the options' text).  Pages are rewritten each run, all renamed together
- * at the end (kc_outputs_begin).  Nothing is written outside OUT; OUT/.keycut.lock keeps one
- * writer.  Every user string (ids, names, paths, commands) is HTML-escaped (eval/html.h) and file
- * names come from html_safe_name.
+ * Pictures and data files are written once: one is rewritten only when it is missing or older
+ * than one of its inputs (photo, ground truth, masks cache, score CSV, results PNG, this program)
+ * or when the picture options change (OUT/.pictures, the options' text); a data file of no chunk
+ * any more is removed.  Pages are rewritten each run, all renamed together at the end
+ * (kc_outputs_begin).  Nothing is written outside OUT (but the file of the test option
+ * --layer-hashes); OUT/.keycut.lock keeps one writer.  Every user string (ids, names, paths, commands) is HTML-escaped (eval/html.h), in a
+ * data file JavaScript-escaped, and file names come from html_safe_name.
  *
  * The modules: this one (the run: inputs, order, clean-up), eval/report_gallery.h (the score CSVs
- * as galleries, their pages and the image pages), eval/report_pictures.h (photos, mask layers,
- * figures: drawn or copied only when stale), eval/report_davis.h (the DAVIS results and page),
+ * as galleries, their pages and the image pages), eval/report_pictures.h (photos and figures:
+ * drawn or copied only when stale), eval/report_data.h (the masks as label data, and the C
+ * reference of the layers report.js draws), eval/report_davis.h (the DAVIS results and page),
  * eval/report_pages.h (what every page shares, and index.html).
  *
  *     report R;
  *     memset(&R, 0, sizeof R);
- *     R.out = "report"; R.title = "keycut report"; R.thumb_h = 96; R.quality = 50; R.strip = 8;
+ *     R.out = "report"; R.title = "keycut report"; R.thumb_h = 96; R.quality = 30; R.strip = 8;
  *     ... R.tables / R.scores / R.masks / R.davis, R.figures, R.images_spec ...
  *     if (report_run(&R) < 0) kc_die();
  */
@@ -84,6 +89,7 @@ typedef struct report {
     report_named *tables, *scores, *masks, *davis;
     int n_tables, n_scores, n_masks, n_davis;
     const char *figures;
+    const char *layer_hashes; /* a test option: the C reference of the layers (eval/report_data.h) */
     /* the run (report_run) */
     cache_reader *mr;      /* (n_masks) opened caches */
     kc_dataset ds;

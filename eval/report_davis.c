@@ -188,7 +188,7 @@ static int draw_frame(report *R, const report_davis *d, const char *seq, const c
     report_with_labels(&im, lab, &b);
     if (!full) {
         rc = report_thumb(R, &b, &sb);
-        if (rc == 0) rc = report_write_jpeg(R, rel, &sb);
+        if (rc == 0) rc = report_write_jpeg(R, rel, &sb, report_frame_quality(R));
         goto pics;
     }
     if (kc_exists(ann)) {
@@ -199,7 +199,7 @@ static int draw_frame(report *R, const report_davis *d, const char *seq, const c
     if ((rc = image_shrink_area(&b, hw, hh, &sb)) < 0) goto pics;
     if (a.rgb && (rc = image_shrink_area(&a, hw, hh, &sa)) < 0) goto pics;
     if (sa.rgb) report_side_by_side(&sa, &sb, &both);
-    rc = report_write_jpeg(R, rel, both.rgb ? &both : &sb);
+    rc = report_write_jpeg(R, rel, both.rgb ? &both : &sb, report_frame_quality(R));
 pics:
     image_free(&im);
     image_free(&a);

@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "eval/html.h"
+#include "eval/report_data.h"
 #include "eval/report_pages.h"
+#include "eval/report_pictures.h"
 
 /* The columns (report.h's COL_*) in the CSV, and as the gallery's data- attributes. */
 static const char *const col_name[N_COLS] = {"jaccard", "corloc", "area", "lambda2", "eigengap", "degenerate",
@@ -169,23 +171,41 @@ double gallery_mean(const gallery *G, int col, int *n)
 
 /* ---- pages --------------------------------------------------------------------------------- */
 
-/* A photo with a layer over it: <span class="ov"><img photo><img class="layer"></span>; root is
- * the page's way back to the report folder, layer_dir the layer's folder. */
-static void stack(kc_buf *b, const char *root, const char *safe, const char *photo_ext, const char *layer_dir,
+/* A photo that report.js draws a layer over: <span class="ov" attrs><img photo></span>; root is
+ * the page's way back to the report folder ("": a gallery, whose photos load lazily; "../": an
+ * image page, whose figures all show the one photo); attrs (may be "") say which layer
+ * (report.js). */
+static void stack(kc_buf *b, const char *root, const char *safe, const char *photo_ext, const char *attrs,
                   const char *alt)
 {
-    kc_buf_printf(b, "<span class=\"ov\"><img src=\"%sphoto/%s%s\" loading=\"lazy\" alt=\"", root, safe, photo_ext);
+    kc_buf_printf(b, "<span class=\"ov\"%s><img src=\"%sphoto/%s%s\"%s alt=\"", attrs, root, safe, photo_ext,
+                  *root ? "" : " loading=\"lazy\"");
     html_escape(b, alt);
-    kc_buf_printf(b, "\"><img class=\"layer\" src=\"%s%s/%s.png\" loading=\"lazy\" alt=\"\"></span>", root,
-                  layer_dir, safe);
+    kc_buf_printf(b, "\"></span>");
 }
 
-/* "<kind>/<pic_dir>" in a buffer that lives until the next call (for stack's layer_dir). */
-static const char *layer_dir_of(const char *pic_dir, const char *kind)
+/* The attribute that names image i's ground truth layer (chunk.slot of data/gt/) in a buffer
+ * that lives until the next call. */
+static const char *gt_attr(int i)
 {
-    static char buf[4096];
-    snprintf(buf, sizeof buf, "%s/%s", kind, pic_dir);
+    static char buf[64];
+    snprintf(buf, sizeof buf, " data-gt=\"%d.%d\"", i / REPORT_CHUNK, i % REPORT_CHUNK);
     return buf;
+}
+
+/* data-src="<root>data/<dir>/" (and data-gt-src likewise) when the folder was written: where
+ * report.js finds the layers of a page. */
+static void data_dirs(kc_buf *b, const report *R, const char *root, const gallery *G)
+{
+    const char *name[2] = {"gt-src", "src"};
+    for (int k = 0; k < (G ? 2 : 1); k++) {
+        char *rel = report_data_rel(k ? G : NULL, 0), *dir;
+        rel[strlen(rel) - 4] = 0;
+        dir = kc_strfmt("%s/%s", R->out, rel);
+        if (kc_exists(dir)) kc_buf_printf(b, " data-%s=\"%s%s\"", name[k], root, rel);
+        free(dir);
+        free(rel);
+    }
 }
 
 /* The gallery's controls (report.js reads them): filter, Jaccard bound, knife edge, sort, pages. */
@@ -221,8 +241,8 @@ static void gallery_item(kc_buf *b, const report *R, const gallery *G, int gi, i
     }
     kc_buf_printf(b, "%s><a href=\"images/%s.html#g%d\">", i >= 100 ? " hidden" : "", m->safe, gi);
     if (G->masks >= 0 && m->photo) {
-        if (R->voc_root) stack(b, "", m->safe, ".t.jpg", "thumbs/gt", "ground truth");
-        stack(b, "", m->safe, ".t.jpg", layer_dir_of(G->pic_dir, "thumbs"), m->id);
+        if (R->voc_root) stack(b, "", m->safe, ".t.jpg", gt_attr(e->image), "ground truth");
+        stack(b, "", m->safe, ".t.jpg", " data-m", m->id);
     }
     kc_buf_printf(b, "</a>\n<div class=\"cap\"><span class=\"id\">");
     html_escape(b, m->id);
@@ -232,9 +252,9 @@ static void gallery_item(kc_buf *b, const report *R, const gallery *G, int gi, i
     html_escape(b, e->v[COL_CORLOC]);
     if (*e->v[COL_LAMBDA2]) {
         kc_buf_printf(b, " &middot; &lambda;2 ");
-        html_escape(b, e->v[COL_LAMBDA2]);
+        report_short(b, e->v[COL_LAMBDA2]);
         kc_buf_printf(b, " &middot; gap ");
-        html_escape(b, e->v[COL_EIGENGAP]);
+        report_short(b, e->v[COL_EIGENGAP]);
     }
     if (!strcmp(e->v[COL_KNIFE], "1")) kc_buf_printf(b, " &middot; <span class=\"knife\">knife edge</span>");
     if (!strcmp(e->v[COL_DEGENERATE], "1")) kc_buf_printf(b, " &middot; degenerate");
@@ -256,7 +276,9 @@ void gallery_page(kc_buf *b, const report *R, int gi)
     report_gallery_prov(b, R, G);
     kc_buf_printf(b, "</details>\n");
     kc_buf_printf(b, "%s", gallery_controls);
-    kc_buf_printf(b, "<ol id=\"items\" class=\"gallery\">\n");
+    kc_buf_printf(b, "<ol id=\"items\" class=\"gallery\"");
+    data_dirs(b, R, "", G);
+    kc_buf_printf(b, ">\n");
     for (int i = 0; i < G->n; i++) gallery_item(b, R, G, gi, i);
     kc_buf_printf(b, "</ol>\n");
     report_page_end(b);
@@ -273,21 +295,25 @@ void report_image_page(kc_buf *b, const report *R, int i)
     free(title);
     kc_buf_printf(b, "<p class=\"muted\">photo: ");
     html_escape(b, m->photo ? m->photo : "(not in --images)");
-    kc_buf_printf(b, "</p>\n<div class=\"side\">\n");
-    if (m->photo && R->voc_root) {
-        char *gt = kc_strfmt("%s/full/gt/%s.png", R->out, m->safe);
-        if (kc_exists(gt)) {
-            kc_buf_printf(b, "<figure>");
-            stack(b, "../", m->safe, ".jpg", "full/gt", "ground truth");
-            kc_buf_printf(b, "<figcaption>ground truth</figcaption></figure>\n");
-        }
-        free(gt);
+    kc_buf_printf(b, "</p>\n<div class=\"side\"");
+    data_dirs(b, R, "../", NULL);
+    kc_buf_printf(b, ">\n");
+    char *gt = m->photo ? report_gt_path(R, m->id) : NULL;
+    if (gt) {
+        kc_buf_printf(b, "<figure>");
+        stack(b, "../", m->safe, ".jpg", gt_attr(i), "ground truth");
+        kc_buf_printf(b, "<figcaption>ground truth</figcaption></figure>\n");
     }
+    free(gt);
     for (int k = 0; k < m->n_in; k++) {
         const gallery *G = &R->g[m->in_gallery[k]];
         const gallery_entry *e = &G->e[m->in_entry[k]];
         kc_buf_printf(b, "<figure id=\"g%d\">", m->in_gallery[k]);
-        if (G->masks >= 0 && m->photo) stack(b, "../", m->safe, ".jpg", layer_dir_of(G->pic_dir, "full"), G->net);
+        if (G->masks >= 0 && m->photo) {
+            char k_attr[64];
+            snprintf(k_attr, sizeof k_attr, " data-k=\"%d.%d\"", m->in_entry[k] / REPORT_CHUNK, m->in_entry[k] % REPORT_CHUNK);
+            stack(b, "../", m->safe, ".jpg", k_attr, ""); /* the caption names it */
+        }
         kc_buf_printf(b, "<figcaption><a href=\"../%s\">", G->page);
         html_escape(b, G->net);
         kc_buf_printf(b, " at ");
@@ -297,9 +323,9 @@ void report_image_page(kc_buf *b, const report *R, int i)
         kc_buf_printf(b, ", CorLoc ");
         html_escape(b, e->v[COL_CORLOC]);
         kc_buf_printf(b, "<br>lambda2 ");
-        html_escape(b, *e->v[COL_LAMBDA2] ? e->v[COL_LAMBDA2] : "-");
+        report_short(b, e->v[COL_LAMBDA2]);
         kc_buf_printf(b, ", eigengap ");
-        html_escape(b, *e->v[COL_EIGENGAP] ? e->v[COL_EIGENGAP] : "-");
+        report_short(b, e->v[COL_EIGENGAP]);
         kc_buf_printf(b, "<br>knife edge %s, degenerate %s</figcaption></figure>\n",
                       flag(e->v[COL_KNIFE], "<span class=\"knife\">yes</span>"), flag(e->v[COL_DEGENERATE], "yes"));
     }

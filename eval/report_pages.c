@@ -42,6 +42,14 @@ void report_value(kc_buf *b, const char *v)
     else kc_buf_printf(b, "%.1f", 100 * x);
 }
 
+void report_short(kc_buf *b, const char *v)
+{
+    double x = csv_num(v);
+    if (!*v) kc_buf_printf(b, "-");
+    else if (isnan(x)) html_escape(b, v);
+    else kc_buf_printf(b, "%.4g", x);
+}
+
 /* <dt>key</dt><dd>value, escaped</dd> */
 static void prov_item(kc_buf *b, const char *key, const char *value)
 {

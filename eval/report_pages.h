@@ -19,6 +19,9 @@ void report_page_end(kc_buf *b);
 int report_page_write(const report *R, const char *rel, kc_buf *b);
 /* v as a number in percent with one decimal; escaped as it is when it is not a number. */
 void report_value(kc_buf *b, const char *v);
+/* v as a number of 4 significant digits (its exact text is in a data- attribute); escaped as it is
+ * when it is not a number, "-" when empty. */
+void report_short(kc_buf *b, const char *v);
 /* A CSV as a sortable table; a first column that names a gallery's network links to its page. */
 void report_table(kc_buf *b, const report *R, const csv_file *c);
 /* A cache's provenance: the main root attributes, then all of them in a <details>. */

@@ -1,5 +1,5 @@
-/* eval/report_pictures.c — the report's photos, mask layers and copied figures, each drawn or
- * copied only when stale.  See report_pictures.h. */
+/* eval/report_pictures.c — the report's photos and copied figures, each drawn or copied only when
+ * stale.  See report_pictures.h. */
 #include "eval/report_pictures.h"
 
 #include <dirent.h>
@@ -31,20 +31,12 @@ int report_stale(const report *R, const char *out, const char *const *inputs, in
     return 0;
 }
 
-int report_write_jpeg(report *R, const char *rel, const kc_image *im)
-{
-    char *path = report_out_path(R, rel);
-    int rc = path ? image_write_jpeg(path, im, R->quality) : -1;
-    free(path);
-    if (rc == 0) R->drawn++;
-    return rc;
-}
+int report_frame_quality(const report *R) { return R->quality < 50 ? 50 : R->quality; }
 
-/* The RGBA layer as the PNG OUT/rel (its folder made), counted drawn. */
-static int write_layer_png(report *R, const char *rel, int w, int h, const uint8_t *rgba)
+int report_write_jpeg(report *R, const char *rel, const kc_image *im, int quality)
 {
     char *path = report_out_path(R, rel);
-    int rc = path ? image_write_png_rgba(path, w, h, rgba) : -1;
+    int rc = path ? image_write_jpeg(path, im, quality) : -1;
     free(path);
     if (rc == 0) R->drawn++;
     return rc;
@@ -96,34 +88,7 @@ int report_read_labels(const char *path, int W, int H, const char *kind, const c
     return 0;
 }
 
-/* The masks' layer (eval/overlay.h's drawing, as kc-show draws it, as a transparent PNG): full
- * size as rel_full, thumbnail height as rel_thumb.  labels: (H, W). */
-static int write_layers(report *R, const uint8_t *labels, int W, int H, const char *rel_full, const char *rel_thumb)
-{
-    const size_t n = (size_t)W * H;
-    kc_image black = {W, H, kc_calloc(n * 3, 1)}, white = {W, H, kc_malloc(n * 3)}, sb = {0, 0, NULL},
-             sw = {0, 0, NULL};
-    memset(white.rgb, 255, n * 3);
-    overlay_draw_masks(&black, labels, 0.45f);
-    overlay_draw_masks(&white, labels, 0.45f);
-    uint8_t *rgba = kc_malloc(n * 4);
-    image_layer_from_pair(&black, &white, rgba);
-    int rc = write_layer_png(R, rel_full, W, H, rgba);
-    if (rc == 0) rc = report_thumb(R, &black, &sb);
-    if (rc == 0) rc = report_thumb(R, &white, &sw);
-    if (rc == 0) {
-        image_layer_from_pair(&sb, &sw, rgba);
-        rc = write_layer_png(R, rel_thumb, sb.w, sb.h, rgba);
-    }
-    free(rgba);
-    image_free(&black);
-    image_free(&white);
-    image_free(&sb);
-    image_free(&sw);
-    return rc;
-}
-
-/* The two pictures of one image and layer, full size and thumbnail: rel, their names in the report
+/* The two pictures of one photo, full size and thumbnail: rel, their names in the report
  * folder; out, their paths. */
 typedef struct picture_pair {
     char *rel[2], *out[2];
@@ -158,47 +123,33 @@ static int draw_photo(report *R, const image_ref *m, const picture_pair *p)
 {
     kc_image im = {0, 0, NULL}, small = {0, 0, NULL};
     int rc = image_load_rgb(m->photo, &im);
-    if (rc == 0) rc = report_write_jpeg(R, p->rel[0], &im);
+    if (rc == 0) rc = report_write_jpeg(R, p->rel[0], &im, R->quality);
     if (rc == 0) rc = report_thumb(R, &im, &small);
-    if (rc == 0) rc = report_write_jpeg(R, p->rel[1], &small);
+    if (rc == 0) rc = report_write_jpeg(R, p->rel[1], &small, R->quality);
     image_free(&im);
     image_free(&small);
     return rc;
+}
+
+char *report_gt_path(const report *R, const char *id)
+{
+    char *gt = R->voc_root ? kc_strfmt("%s/SegmentationObject/%s.png", R->voc_root, id) : NULL;
+    if (gt && !kc_exists(gt)) {
+        free(gt);
+        gt = NULL;
+    }
+    return gt;
 }
 
 int report_draw_image(report *R, int i)
 {
     image_ref *m = &R->img[i];
     if (!m->photo) return 0;
-    int W, H, rc = 0;
-    if (image_size(m->photo, &W, &H) < 0) return -1;
-    char *gt_path = R->voc_root ? kc_strfmt("%s/SegmentationObject/%s.png", R->voc_root, m->id) : NULL;
-    if (gt_path && !kc_exists(gt_path)) {
-        free(gt_path);
-        gt_path = NULL;
-    }
     picture_pair p;
     pair_names(&p, R, kc_strfmt("photo/%s.jpg", m->safe), kc_strfmt("photo/%s.t.jpg", m->safe));
-    const char *in[2] = {m->photo, NULL};
-    if (pair_stale(R, &p, in, 1)) rc = draw_photo(R, m, &p);
+    const char *in[1] = {m->photo};
+    int rc = pair_stale(R, &p, in, 1) ? draw_photo(R, m, &p) : 0;
     pair_free(&p);
-    /* k = -1: the ground truth; then each gallery of the image */
-    for (int k = -1; k < m->n_in && rc == 0; k++) {
-        const gallery *G = k >= 0 ? &R->g[m->in_gallery[k]] : NULL;
-        if (G ? G->masks < 0 : !gt_path) continue;
-        const char *dir = G ? G->pic_dir : "gt";
-        pair_names(&p, R, kc_strfmt("full/%s/%s.png", dir, m->safe), kc_strfmt("thumbs/%s/%s.png", dir, m->safe));
-        in[1] = G ? R->mr[G->masks].path : gt_path;
-        if (pair_stale(R, &p, in, 2)) {
-            uint8_t *lab = NULL;
-            if (G) rc = overlay_cache_labels(&R->mr[G->masks], G->setting, m->id, W, H, &lab);
-            else rc = report_read_labels(gt_path, W, H, "photo", m->photo, &lab);
-            if (rc == 0) rc = write_layers(R, lab, W, H, p.rel[0], p.rel[1]);
-            free(lab);
-        }
-        pair_free(&p);
-    }
-    free(gt_path);
     return rc;
 }
 

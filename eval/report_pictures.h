@@ -3,11 +3,10 @@
  * program, or every one when the picture options changed (R->force).
  *
  * A VOC image's pictures (report_draw_image): the photo once, full size and at thumbnail height
- * (photo/<id>.jpg, photo/<id>.t.jpg, JPEG at R->quality), and transparent PNG layers of its masks
- * (pipeline/images/image_jpeg.h) drawn as kc-show draws them (eval/overlay.h): the ground truth's
- * (full/gt/<id>.png, thumbs/gt/<id>.png) and each gallery's (full/<net>/<setting>/<id>.png,
- * thumbs/...).  Figures (report_copy_figures): each .png of kc-plot's folder, and its .svg when
- * there is one, copied into figures/.  The DAVIS frames (eval/report_davis.c) use the helpers.
+ * (photo/<id>.jpg, photo/<id>.t.jpg, JPEG at R->quality); its masks are label data that report.js
+ * draws over it (eval/report_data.h).  Figures (report_copy_figures): each .png of kc-plot's
+ * folder, and its .svg when there is one, copied into figures/.  The DAVIS frames
+ * (eval/report_davis.c) use the helpers.
  * R->drawn and R->kept count the pictures drawn and found up to date.
  */
 #ifndef KC_REPORT_PICTURES_H
@@ -22,8 +21,11 @@ double report_mtime(const char *path);
 /* 1 when out must be (re)drawn: missing, or older than one of inputs (NULL ones skipped), this
  * program or the options. */
 int report_stale(const report *R, const char *out, const char *const *inputs, int n);
-/* Writes im as the JPEG OUT/rel (its folder made) and counts it drawn. */
-int report_write_jpeg(report *R, const char *rel, const kc_image *im);
+/* Writes im as the JPEG OUT/rel (its folder made) at quality and counts it drawn. */
+int report_write_jpeg(report *R, const char *rel, const kc_image *im, int quality);
+/* The quality of a picture with labels drawn into it (a DAVIS frame): R->quality, at least 50,
+ * since its contours are not a layer of their own. */
+int report_frame_quality(const report *R);
 /* The picture of im at thumbnail height (never enlarged). */
 int report_thumb(const report *R, const kc_image *im, kc_image *out);
 /* a and b side by side (the taller's height), a 2-pixel white gap between them. */
@@ -34,7 +36,10 @@ void report_with_labels(const kc_image *im, const uint8_t *labels, kc_image *out
  * ("photo", "frame") of_path is. */
 int report_read_labels(const char *path, int W, int H, const char *kind, const char *of_path, uint8_t **labels);
 
-/* The pictures of image R->img[i] (above); nothing when it has no photo. */
+/* The ground truth of image id, R->voc_root/SegmentationObject/<id>.png (a new string), NULL
+ * when there is no --voc or no such file. */
+char *report_gt_path(const report *R, const char *id);
+/* The photo of image R->img[i] (above); nothing when it has no photo. */
 int report_draw_image(report *R, int i);
 
 /* The figures of R->figures: the base names (html_safe_name) of its .png files, in the order of

@@ -40,8 +40,10 @@ static void usage(int status)
             "  --davis-root ROOT  DAVIS frames and annotations (for the DAVIS strips)\n"
             "  --title TEXT       the page title (default \"keycut report\")\n"
             "  --thumb-height N   thumbnail height in pixels (default 96)\n"
-            "  --quality Q        JPEG quality of the photos (default 50: masks are sharp PNG layers)\n"
+            "  --quality Q        JPEG quality of the photos (default 30: the masks are drawn sharp over them;\n"
+            "                     DAVIS frames, their labels drawn in, at least 50)\n"
             "  --strip N          frames per DAVIS strip (default 8)\n"
+            "  --layer-hashes FILE  (tests) the C reference of the layers report.js draws, as hashes, into FILE\n"
             "\n"
             "example:\n"
             "  kc-report --out report --table tables/report.csv --figures figures \\\n"
@@ -89,7 +91,7 @@ int main(int argc, char **argv)
     memset(&R, 0, sizeof R);
     R.title = "keycut report";
     R.thumb_h = 96;
-    R.quality = 50;
+    R.quality = 30;
     R.strip = 8;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -114,6 +116,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--thumb-height")) R.thumb_h = parse_int(a, v, 16, 1024);
         else if (!strcmp(a, "--quality")) R.quality = parse_int(a, v, 1, 100);
         else if (!strcmp(a, "--strip")) R.strip = parse_int(a, v, 1, 100);
+        else if (!strcmp(a, "--layer-hashes")) R.layer_hashes = v;
         else kc_die_msg("unknown option %s (see --help)", a);
     }
     if (!R.out) kc_die_msg("--out is required (see --help)");

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # tests/bench_report.sh — the results browser at VOC val's size: kc-report writing the report of
 # 1,449 generated scenes x 2 networks (the colour extractor at two settings, each its own network:
-# masks caches, per-image score CSVs, the report table), from nothing (every thumbnail and overlay
-# drawn) and again with nothing changed (every picture up to date).  Prints the CPU, the times, the
-# size on disk, and the size per 1,000 images.  The generated scenes are flat colours, which JPEG
-# compresses far better than photographs, so the size of one real VOC photo's pictures (the photo
-# and ground truth once, two transparent mask layers per network)
-# (../shared/data/voc_official, when present) is printed as well, scaled to 1,000 images.
+# masks caches, per-image score CSVs, the report table), from nothing (every photo, thumbnail and
+# data file written) and again with nothing changed (every one up to date).  Prints the CPU, the
+# times, the files per image, and the size per 1,000 images both as bytes (du -b) and on disk
+# (du -k: every file takes whole 4 KiB blocks, which small files mostly waste).  The generated
+# scenes are flat colours, which JPEG compresses far better than photographs, so the size of one
+# real VOC photo's share (../shared/data/voc_official, when present: the photo and its thumbnail,
+# its ground truth's and each network's label data, eval/report_data.h, which sit in files of 100
+# images) is printed as well, scaled to 1,000 images at 2 and 10 networks, with the pages' bytes
+# per image and network of the generated run.
 # Figures only, no assertions.  The machine may be shared: numbers are noisy.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -47,16 +50,36 @@ t3=$(now)
 "$BUILD/kc-report" --out "$DIR/report" "${tables[@]}" "${args[@]}" --images "voc:$VOC:val" || exit 1
 t4=$(now)
 bytes=$(du -sb "$DIR/report" | cut -f1)
+disk=$(( $(du -sk "$DIR/report" | cut -f1) * 1024 ))
 files=$(find "$DIR/report" -type f | wc -l)
-pics=$(du -sb "$DIR/report/photo" "$DIR/report/thumbs" "$DIR/report/full" | awk '{s += $1} END {print s}')
+pics=$(du -sb "$DIR/report/photo" "$DIR/report/data" | awk '{s += $1} END {print s}')
 pages=$(du -cb "$DIR/report"/*.html "$DIR/report/images" | tail -n 1 | cut -f1)
-printf 'kc-report, %d images x 2 networks, from nothing: %.1f s (%d files)\n' "$N" "$(echo "$t3 - $t2" | bc -l)" "$files"
+per1k() { echo "$1 / 1000000 * 1000 / $N" | bc -l; }
+printf 'kc-report, %d images x 2 networks, from nothing: %.1f s (%d files, %.1f per image)\n' "$N" \
+  "$(echo "$t3 - $t2" | bc -l)" "$files" "$(echo "$files / $N" | bc -l)"
 printf 'kc-report again, every picture up to date:        %.2f s\n' "$(echo "$t4 - $t3" | bc -l)"
-printf 'size on disk: %.1f MB (pictures %.1f MB, pages %.1f MB): %.1f MB per 1,000 images (2 networks; target < 50)\n' \
+printf 'size: %.1f MB of bytes (photos and data %.1f MB, pages %.1f MB), %.1f MB on disk: per 1,000 images %.1f MB of bytes, %.1f MB on disk (2 networks; target < 50)\n' \
   "$(echo "$bytes / 1000000" | bc -l)" "$(echo "$pics / 1000000" | bc -l)" "$(echo "$pages / 1000000" | bc -l)" \
-  "$(echo "$bytes / 1000000 * 1000 / $N" | bc -l)"
+  "$(echo "$disk / 1000000" | bc -l)" "$(per1k "$bytes")" "$(per1k "$disk")"
 
-# one real photo: the bytes of its pictures (shared ground truth + per network thumbnail and overlay)
+# one real photo: its photo's bytes and blocks (du counts whole 4 KiB blocks per file), its label
+# data's bytes (its entry of the one-image run's data file, and a 100th of the file's header and
+# end: a data file holds 100 images) and blocks (at most one wasted per 100), the pages' bytes per
+# image from the run above: a gallery entry per network, an image page of a fixed part and a
+# figure per network (its bytes rounded up to a block too)
+blk() { awk '{s += int(($1 + 4095) / 4096) * 4096} END {print s + 0}'; }
+dblk() { awk '{s += int((100 * $1 + 4095) / 4096) * 4096 / 100} END {print s + 0}'; }
+sum() { awk '{s += $1} END {print s + 0}'; }
+dsize() {  # the bytes of each data file's one entry, and a 100th of the rest
+  local f all rest
+  for f in "$@"; do
+    all=$(stat -c %s "$f") rest=$(( $(head -n 2 "$f" | wc -c) + $(tail -n 1 "$f" | wc -c) ))
+    printf '%.0f\n' "$(echo "$all - $rest + $rest / 100" | bc -l)"
+  done
+}
+entry=$(echo "($(du -cb "$DIR/report"/gallery-*.html | tail -n 1 | cut -f1)) / (2 * $N)" | bc -l)
+fig=$(cat "$DIR/report"/images/*.html | awk '/^<figure id="g/ {s += length($0) + 1; n++} END {print n ? s / n : 0}')
+ipage=$(echo "$(du -sb "$DIR/report/images" | cut -f1) / $N - 2 * $fig" | bc -l)   # without its figures
 P=$SHARED/voc_official
 if [ -f "$P/ImageSets/Segmentation/val.txt" ] || [ -d "$P/JPEGImages" ]; then
   id=$(ls "$P/JPEGImages" | head -n 1); id=${id%.jpg}
@@ -69,13 +92,18 @@ if [ -f "$P/ImageSets/Segmentation/val.txt" ] || [ -d "$P/JPEGImages" ]; then
        --ledger "$R/ledger.tsv" 2>>"$DIR/log" &&
      "$BUILD/kc-report" --out "$R/report" --scores "real=$R/scores" --masks "real=$R/masks.h5" \
        --images "list:$R/list.txt" --voc "$P" 2>>"$DIR/log"; then
-    gt=$(find "$R/report/photo" "$R/report/thumbs/gt" "$R/report/full/gt" -type f -printf '%s\n' | awk '{s += $1} END {print s}')
-    net=$(find "$R/report/thumbs" "$R/report/full" -name "$id.png" -not -path '*/gt/*' -printf '%s\n' | awk '{s += $1} END {print s}')
-    printf 'one real VOC photo (%s, %s): photo + ground truth %.1f KB, + %.1f KB per network (its two layers): ' \
-      "$id" "$(file -b "$P/JPEGImages/$id.jpg" | grep -o '[0-9]*x[0-9]*' | tail -n 1)" "$(echo "$gt / 1000" | bc -l)" "$(echo "$net / 1000" | bc -l)"
-    pg=$(echo "$pages / $N" | bc -l)   # page bytes per image of the 2-network run above
-    printf 'with the pages as above, %.1f MB per 1,000 such images with 2 networks, %.1f MB with 10\n' \
-      "$(echo "($gt + 2 * $net + $pg) / 1000" | bc -l)" "$(echo "($gt + 10 * $net + 5 * $pg) / 1000" | bc -l)"
+    photo=$(find "$R/report/photo" -type f -printf '%s\n')
+    gt=$(dsize "$R"/report/data/gt/*.js)
+    net=$(dsize "$R"/report/data/gallery-*/*.js)
+    printf 'one real VOC photo (%s, %s, the default --quality): photo + thumbnail %.1f KB, its ground truth data %.1f KB, + %.1f KB data per network; pages %.0f B per network and image + %.0f B per image\n' \
+      "$id" "$(file -b "$P/JPEGImages/$id.jpg" | grep -o '[0-9]*x[0-9]*' | tail -n 1)" "$(echo "$(sum <<<"$photo") / 1000" | bc -l)" \
+      "$(echo "$(sum <<<"$gt") / 1000" | bc -l)" "$(echo "$(sum <<<"$net") / 1000" | bc -l)" "$(echo "$entry + $fig" | bc -l)" "$ipage"
+    for k in 2 10; do
+      b=$(echo "$(sum <<<"$photo") + $(sum <<<"$gt") + $k * $(sum <<<"$net") + $k * ($entry + $fig) + $ipage" | bc -l)
+      d=$(echo "$(blk <<<"$photo") + $(dblk <<<"$gt") + $k * $(dblk <<<"$net") + $k * $entry + $(printf '%.0f\n' "$(echo "$ipage + $k * $fig" | bc -l)" | blk)" | bc -l)
+      printf '  extrapolated to 1,000 such images x %2d networks: %.1f MB of bytes, %.1f MB on disk, %.2f files per image (target < 50 MB)\n' \
+        "$k" "$(echo "$b / 1000" | bc -l)" "$(echo "$d / 1000" | bc -l)" "$(echo "$(grep -c . <<<"$photo") + 1 + (1 + $k) / 100" | bc -l)"
+    done
   else
     echo "one real VOC photo: failed ($(tail -n 1 "$DIR/log"))"
   fi

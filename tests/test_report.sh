@@ -60,7 +60,7 @@ touch "$T/demo/scores/random/val-$S/summary.csv"
 if ! mkq; then ok; else bad "make says $R/index.html is up to date after its input changed"; fi
 
 # ---- incremental pictures --------------------------------------------------------------------
-again() { "$REPORT" --out "$R" --table "$T/demo/tables/report.csv" --table "$T/demo/tables/sweep.csv" \
+again() { "$REPORT" "$@" --out "$R" --table "$T/demo/tables/report.csv" --table "$T/demo/tables/sweep.csv" \
             --scores "color=$T/demo/scores/color/val-$S" \
             --scores "random=$T/demo/scores/random/val-$S" --masks "color=$T/demo/cache/color/voc12-val/masks-$S.h5" \
             --masks "random=$T/demo/cache/random/voc12-val/masks-$S.h5" --images "voc:$T/demo/data/voc:val" \
@@ -71,9 +71,17 @@ out=$(again)
 if grep -q " 0 pictures drawn" <<<"$out"; then ok; else bad "a rerun with nothing changed redrew pictures: $out"; fi
 touch "$T/demo/cache/random/voc12-val/masks-$S.h5"
 out=$(again)
-if grep -q " $((2 * n_val)) pictures drawn" <<<"$out"; then ok
-else bad "after touching random's masks, expected its $((2 * n_val)) pictures (thumb + full) redrawn: $out"; fi
-out=$(again | grep -o '[0-9]* pictures drawn'); [ "$out" = "0 pictures drawn" ] && ok || bad "third run: $out"
+n_chunks=$(( (n_val + 99) / 100 ))
+if grep -q " $n_chunks pictures drawn" <<<"$out" && [ -f "$R/data/gallery-random-$S/0.js" ]; then ok
+else bad "after touching random's masks, expected its $n_chunks data files (data/gallery-random-$S/) redrawn: $out"; fi
+# the C reference of the layers report.js draws (a test option, into the scratch folder): nothing redrawn
+out=$(again --layer-hashes "$T/layers.ref" | grep -o '[0-9]* pictures drawn'); [ "$out" = "0 pictures drawn" ] && ok || bad "third run: $out"
+if [ "$(grep -c . "$T/layers.ref")" -eq $((3 * 2 * n_val)) ]; then ok
+else bad "--layer-hashes: $(grep -c . "$T/layers.ref") lines, expected $((3 * 2 * n_val)) (ground truth and 2 networks, full and thumbnail)"; fi
+# a stale data file (a chunk no gallery has any more) is removed
+printf 'kcData(1, "x", []);\n' >"$R/data/gt/7.js"
+again >/dev/null
+if [ ! -e "$R/data/gt/7.js" ] && [ -f "$R/data/gt/0.js" ]; then ok; else bad "the stale data/gt/7.js was kept"; fi
 
 # ---- the escaping check: an id and a network name with <, &, quotes (a list: dataset) ---------
 O=$T/odd
@@ -102,6 +110,9 @@ OG=$(ls "$O/report"/gallery-*.html 2>/dev/null | head -n 1)
 if [ -n "$OG" ] && ! grep -q '<b>\|<i>' "$OG" "$O/report/index.html" "$O/report/images/"*.html &&
    grep -q 'x&lt;b&gt;&amp;&quot;&#39;1' "$OG" && grep -q 'n&lt;i&gt;&amp;&quot;&#39;' "$O/report/index.html"; then ok
 else bad "the id $ODD_ID or the network $ODD_NET is not escaped in $OG"; fi
+# in the data files the id is a JavaScript string: no raw markup or quote
+if ! grep -q '<b>' "$O/report/data"/*/*.js && grep -q '"x\\u003cb\\u003e\\u0026\\u0022\\u00271"' "$O/report/data/gt/0.js"; then ok
+else bad "the id $ODD_ID is not escaped in $O/report/data/gt/0.js"; fi
 # its files exist under names without the special characters
 if ls "$O/report/images/" | grep -q '^x_b__'"'"'*' || ls "$O/report/images/" | grep -q '^x_b____1~'; then ok
 else bad "no safe file name for $ODD_ID: $(ls "$O/report/images/")"; fi
@@ -126,11 +137,12 @@ chrome() {
     --user-data-dir="$T/profile" --proxy-server=127.0.0.1:9 --host-resolver-rules="MAP * ~NOTFOUND" \
     --enable-logging=stderr --v=0 --log-net-log="$log.net" "$@" "file://$page" 2>"$log.err"
 }
-# the problems a log shows: console messages and uncaught errors, requests from a file:// page to
+# the problems a log shows: console messages and uncaught errors (but Chromium's own, from its
+# chrome:// pages, such as its "slow network" note under a virtual time budget), requests from a file:// page to
 # the network, files touched under $T outside the report folder $2
 problems() {
   local log=$1 root=$2
-  grep -h 'CONSOLE\|Uncaught' "$log.err" | sed 's/^/console: /'
+  grep -h 'CONSOLE\|Uncaught' "$log.err" | grep -v 'source: chrome://' | sed 's/^/console: /'
   grep -o '"key":"[^"]*_dk_file://[^"]*"' "$log.net" | sed 's/^/network: /'
   if [ -n "$STRACE" ]; then
     grep -o "\"$T/[^\"]*\"" "$log.files" | tr -d '"' | grep -v "^$root/\|^$root\$\|^$T/profile\|^$T/logs/\|^$T/canary/log" | sort -u | sed 's/^/file: /'
@@ -162,7 +174,7 @@ for n in $NETS; do pages+=("gallery-$n-$S.html"); done
 pages+=("images/$(head -n 1 "$VAL").html")
 for p in "${pages[@]}"; do
   log=$T/logs/$(basename "$p" .html)
-  chrome "$log" "$R/$p" --dump-dom >"$log.dom"
+  chrome "$log" "$R/$p" --dump-dom --virtual-time-budget=10000 >"$log.dom"
   if grep -q '</html>' "$log.dom"; then ok; else bad "$p: no DOM from chromium ($(tail -n 2 "$log.err"))"; continue; fi
   pr=$(problems "$log" "$R")
   if [ -z "$pr" ]; then ok; else bad "$p: $(head -n 5 <<<"$pr")"; fi
@@ -213,10 +225,54 @@ for n in $NETS; do
   if [ "$vis" -eq "$((n_val < 100 ? n_val : 100))" ] && grep -q "images 1-$vis of $n_val" <<<"$st"; then ok
   else bad "gallery of $n: $vis items shown, status '$st' (report.js did not run?)"; fi
 done
+# the layers: report.js draws them from data/*.js (loaded by <script src>, checked above with the
+# other links) into canvases over the photos: the first page's thumbnails as they come into view
+for n in $NETS; do
+  dom=$T/logs/gallery-$n-$S.dom
+  nc=$(grep -o '<canvas [^>]*class="layer"' "$dom" | wc -l) nd=$(grep -o '<script src="data/[^"]*\.js"' "$dom" | sort -u | wc -l)
+  if [ "$nc" -gt 0 ] && [ "$nd" -eq 2 ]; then ok
+  else bad "gallery of $n: $nc layers drawn from $nd data files (expected some, from its own and the ground truth's)"; fi
+done
+# ?selftest: every layer of the page drawn and hashed (FNV-1a of the RGBA) into <pre id="kc-selftest">,
+# to be compared with the C code's (eval/report_data.c, kc-report --layer-hashes)
+selftest() {  # PAGE LOG: the page's lines
+  chrome "$2" "$1?selftest" --dump-dom --virtual-time-budget=20000 >"$2.dom"
+  sed -n '/<pre id="kc-selftest">/,/<\/pre>/p' "$2.dom" | sed 's/<pre id="kc-selftest">//; s/<\/pre>.*//'
+}
+sort "$T/layers.ref" >"$T/layers.ref.sorted"
+: >"$T/layers.js"
+for n in $NETS; do
+  selftest "$R/gallery-$n-$S.html" "$T/logs/self-$n" >>"$T/layers.js"
+  pr=$(problems "$T/logs/self-$n" "$R")
+  if [ -z "$pr" ]; then ok; else bad "gallery of $n?selftest: $(head -n 5 <<<"$pr")"; fi
+done
+grep '^data/' "$T/layers.js" | sort -u >"$T/layers.js.sorted"
+diffs=$(comm -3 "$T/layers.ref.sorted" "$T/layers.js.sorted" | wc -l)
+if [ "$diffs" -eq 0 ] && [ "$(grep -c 'readback mismatches 0$' "$T/layers.js")" -eq 2 ] &&
+   [ "$(grep -c . "$T/layers.js.sorted")" -eq $((3 * 2 * n_val)) ]; then ok
+else bad "report.js's layers differ from the C reference: $diffs lines ($(comm -3 "$T/layers.ref.sorted" "$T/layers.js.sorted" | head -n 4 | tr '\t\n' ' '); $(grep 'readback' "$T/layers.js" | paste -sd' ' -)"; fi
+first=$(head -n 1 "$VAL")
+selftest "$R/images/$first.html" "$T/logs/self-image" | grep '^data/' | sort -u >"$T/layers.image"
+if [ "$(grep -c . "$T/layers.image")" -eq 6 ] && [ -z "$(comm -23 "$T/layers.image" "$T/layers.ref.sorted")" ]; then ok
+else bad "image page ?selftest: $(grep -c . "$T/layers.image") layers, expected 6 equal to the C reference"; fi
+# the comparison can fail: a copy of the report whose report.js is off in one thing (the tint, the
+# contour's thickness, the thumbnail's rounding) must differ from the C reference
+P=$T/perturbed
+for change in 's/var ALPHA = 115;/var ALPHA = 116;/' 's|Math.min(W, H) / 240|Math.min(W, H) / 120|' \
+              's|Math.floor((s0 + (n >> 1)) / n)|Math.floor(s0 / n)|'; do
+  rm -rf "$P"; cp -r "$R" "$P"; sed -i "$change" "$P/report.js"
+  if cmp -s "$R/report.js" "$P/report.js"; then bad "the perturbation '$change' changed nothing in report.js"; continue; fi
+  got=$(selftest "$P/gallery-color-$S.html" "$T/logs/self-perturbed" | grep '^data/' | sort -u | comm -13 "$T/layers.ref.sorted" - | wc -l)
+  if [ "$got" -gt 0 ]; then ok; echo "perturbed report.js ($change): $got of $((4 * n_val)) layers differ from the C reference"
+  else bad "a report.js perturbed by '$change' still matched the C reference"; fi
+done
+rm -rf "$P"
+
 # the image page: the ground truth and both networks' masks side by side
 img=$T/logs/$(head -n 1 "$VAL").dom
-if [ "$(grep -o '<figure' "$img" | wc -l)" -eq 3 ] && grep -q 'ground truth' "$img"; then ok
-else bad "image page: expected 3 pictures (ground truth, color, random)"; fi
+if [ "$(grep -o '<figure' "$img" | wc -l)" -eq 3 ] && grep -q 'ground truth' "$img" &&
+   [ "$(grep -o '<canvas [^>]*class="layer"' "$img" | wc -l)" -eq 3 ]; then ok
+else bad "image page: expected 3 pictures (ground truth, color, random), each with its layer drawn"; fi
 # DAVIS: one row per sequence and network, the frames where J falls most
 nseq=$(grep -c . "$T/demo/data/davis/ImageSets/2017/val.txt")
 rows=$(grep -c '<tr><td data-v="[^"]*" class="text"><a href="#seq-' "$T/logs/davis.dom")

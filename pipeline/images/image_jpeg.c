@@ -110,25 +110,142 @@ int image_shrink_area(const kc_image *src, int dw, int dh, kc_image *dst)
     return 0;
 }
 
+typedef struct png_mem {
+    uint8_t *data;
+    size_t size, cap;
+    jmp_buf jump;
+    char msg[200];
+} png_mem;
+
+static void png_mem_write(png_structp png, png_bytep bytes, png_size_t n)
+{
+    png_mem *m = png_get_io_ptr(png);
+    if (m->size + n > m->cap) {
+        m->cap = 2 * (m->size + n);
+        m->data = kc_realloc(m->data, m->cap);
+    }
+    memcpy(m->data + m->size, bytes, n);
+    m->size += n;
+}
+
+static void png_mem_flush(png_structp png) { (void)png; }
+
+static void png_mem_error(png_structp png, png_const_charp msg)
+{
+    png_mem *m = png_get_error_ptr(png);
+    snprintf(m->msg, sizeof m->msg, "%s", msg);
+    longjmp(m->jump, 1);
+}
+
+static void png_mem_warn(png_structp png, png_const_charp msg)
+{
+    (void)png;
+    (void)msg;
+}
+
+/* The palette of rgba's colours in order of first appearance (at most 256: *n, or 0 when there
+ * are more) and every pixel's index into it.  pal: (256) RGBA words as stored; index: (n_px). */
+static int layer_palette(const uint8_t *rgba, size_t n_px, uint32_t *pal, uint8_t *index)
+{
+    enum { SLOTS = 1024 }; /* open addressing; a quarter full at most */
+    int16_t slot[SLOTS];
+    memset(slot, -1, sizeof slot);
+    int n = 0, last = -1;
+    uint32_t last_v = 0;
+    for (size_t p = 0; p < n_px; p++) {
+        uint32_t v;
+        memcpy(&v, rgba + 4 * p, 4);
+        if (last < 0 || v != last_v) {
+            uint32_t h = (v * 2654435761u) >> 22;
+            while (slot[h] >= 0 && pal[slot[h]] != v) h = (h + 1) & (SLOTS - 1);
+            if (slot[h] < 0) {
+                if (n == 256) return 0;
+                pal[n] = v;
+                slot[h] = (int16_t)n++;
+            }
+            last = slot[h];
+            last_v = v;
+        }
+        index[p] = (uint8_t)last;
+    }
+    return n;
+}
+
+/* A layer as a palette PNG (bit depth 1, 2, 4 or 8, the alpha in tRNS, no row filter) when it
+ * has at most 256 colours, else as RGBA (adaptive filters); deflate level 9 either way.  The
+ * decoded RGBA is the input's, exactly: a layer is transparent, its labels' tints and their
+ * contours (a handful of colours at full size, a few dozen shades at thumbnail size), which a
+ * palette holds in 1-4 bits a pixel instead of 32 (measured on a VOC photo: 2.4 KB -> 0.9 KB at
+ * full size, 1.8 KB -> 0.8 KB as a thumbnail). */
+static int encode_layer_png(int w, int h, const uint8_t *rgba, png_mem *m)
+{
+    const size_t n_px = (size_t)w * h;
+    uint32_t pal[256];
+    uint8_t *index = kc_malloc(n_px), *row = kc_malloc((size_t)w * 4);
+    int n = layer_palette(rgba, n_px, pal, index);
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, m, png_mem_error, png_mem_warn);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!png || !info || setjmp(m->jump)) {
+        if (png) png_destroy_write_struct(&png, info ? &info : NULL);
+        free(index);
+        free(row);
+        if (!m->msg[0]) snprintf(m->msg, sizeof m->msg, "out of memory");
+        return -1;
+    }
+    png_set_write_fn(png, m, png_mem_write, png_mem_flush);
+    png_set_compression_level(png, 9);
+    int depth = n <= 2 ? 1 : n <= 4 ? 2 : n <= 16 ? 4 : 8;
+    if (n) {
+        png_color colors[256];
+        png_byte alpha[256];
+        int n_alpha = 0;
+        for (int k = 0; k < n; k++) {
+            const uint8_t *c = (const uint8_t *)&pal[k];
+            colors[k].red = c[0];
+            colors[k].green = c[1];
+            colors[k].blue = c[2];
+            alpha[k] = c[3];
+            if (c[3] != 255) n_alpha = k + 1;
+        }
+        png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, depth, PNG_COLOR_TYPE_PALETTE, PNG_INTERLACE_NONE,
+                     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+        png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
+        png_set_PLTE(png, info, colors, n);
+        if (n_alpha) png_set_tRNS(png, info, alpha, n_alpha, NULL);
+    } else {
+        png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_RGBA, PNG_INTERLACE_NONE,
+                     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    }
+    png_write_info(png, info);
+    for (int y = 0; y < h; y++) {
+        if (n) {
+            /* the indices packed depth bits each, leftmost pixel in the high bits */
+            const uint8_t *src = index + (size_t)y * w;
+            memset(row, 0, (size_t)w);
+            for (int x = 0; x < w; x++)
+                row[(size_t)x * depth / 8] |= (uint8_t)(src[x] << (8 - depth - (x * depth) % 8));
+        } else
+            memcpy(row, rgba + (size_t)y * w * 4, (size_t)w * 4);
+        png_write_row(png, row);
+    }
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    free(index);
+    free(row);
+    return 0;
+}
+
 int image_write_png_rgba(const char *path, int w, int h, const uint8_t *rgba)
 {
     if (w <= 0 || h <= 0) return kc_fail("%s: cannot write an empty image (%dx%d)", path, w, h);
-    png_image pi;
-    memset(&pi, 0, sizeof pi);
-    pi.version = PNG_IMAGE_VERSION;
-    pi.width = (png_uint_32)w;
-    pi.height = (png_uint_32)h;
-    pi.format = PNG_FORMAT_RGBA;
-    png_alloc_size_t size = 0;
-    if (!png_image_write_to_memory(&pi, NULL, &size, 0, rgba, 0, NULL))
-        return kc_fail("%s: cannot encode PNG: %s", path, pi.message);
-    void *buf = kc_malloc(size);
-    if (!png_image_write_to_memory(&pi, buf, &size, 0, rgba, 0, NULL)) {
-        free(buf);
-        return kc_fail("%s: cannot encode PNG: %s", path, pi.message);
+    png_mem m;
+    memset(&m, 0, sizeof m);
+    if (encode_layer_png(w, h, rgba, &m) < 0) {
+        free(m.data);
+        return kc_fail("%s: cannot encode PNG: %s", path, m.msg);
     }
-    int rc = kc_write_file_atomic(path, buf, size);
-    free(buf);
+    int rc = kc_write_file_atomic(path, m.data, m.size);
+    free(m.data);
     return rc;
 }
 

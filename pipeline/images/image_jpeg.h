@@ -2,8 +2,10 @@
  *
  * For the results browser (kc-report, eval/report.h).  Photos are written once as baseline JPEG
  * (libjpeg, 4:2:0 chroma, optimised Huffman tables: 5-10x smaller than image.h's RGB PNG), and
- * every mask as a transparent RGBA PNG layer that the browser draws over the photo, so that ten
- * networks' masks of one image cost ten small layers, not ten photos.  A layer is recovered
+ * every mask as a transparent PNG layer that the browser draws over the photo, so that ten
+ * networks' masks of one image cost ten small layers, not ten photos.  A layer with at most 256
+ * colours (every mask layer at full size, and most thumbnails) is stored as a palette PNG of 1, 2,
+ * 4 or 8 bits a pixel with its alpha in tRNS, others as RGBA; both decode to the same RGBA.  A layer is recovered
  * exactly from the same drawing done twice, over black (B) and over white (W): wherever the
  * drawing blends colour c with opacity a over the background, B = a c and W = a c + (1 - a) 255,
  * so a = 1 - (W - B) / 255 (the mean over the three channels) and c = B / a; drawn over the photo
@@ -32,7 +34,8 @@
 int image_encode_jpeg(const kc_image *img, int quality, const char *what, uint8_t **data, size_t *size);
 /* Encodes and writes path atomically. */
 int image_write_jpeg(const char *path, const kc_image *img, int quality);
-/* Writes an RGBA PNG (rgba: (h, w, 4), straight alpha) atomically. */
+/* Writes the layer rgba ((h, w, 4), straight alpha) as a PNG atomically: a palette PNG (smallest
+ * bit depth, tRNS, deflate level 9) when it has at most 256 colours, else RGBA. */
 int image_write_png_rgba(const char *path, int w, int h, const uint8_t *rgba);
 /* The layer (rgba: (h, w, 4)) of a drawing given over black and over white (same size). */
 void image_layer_from_pair(const kc_image *on_black, const kc_image *on_white, uint8_t *rgba);
