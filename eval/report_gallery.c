@@ -226,6 +226,24 @@ static const char gallery_controls[] =
     "<button id=\"prev\" type=\"button\">previous</button><button id=\"next\" type=\"button\">next"
     "</button>\n<span id=\"status\" class=\"muted\"></span>\n</div>\n";
 
+/* A caption's scores, each value after its label: Jaccard as a percentage (report_value), CorLoc
+ * as the CSV has it; and the mask's confidence, lambda2 and eigengap, to 4 significant digits. */
+static void caption_scores(kc_buf *b, const gallery_entry *e, const char *jaccard_label, const char *corloc_label)
+{
+    kc_buf_printf(b, "%s", jaccard_label);
+    report_value(b, e->v[COL_JACCARD]);
+    kc_buf_printf(b, "%s", corloc_label);
+    html_escape(b, e->v[COL_CORLOC]);
+}
+
+static void caption_confidence(kc_buf *b, const gallery_entry *e, const char *lambda2_label, const char *gap_label)
+{
+    kc_buf_printf(b, "%s", lambda2_label);
+    report_short(b, e->v[COL_LAMBDA2]);
+    kc_buf_printf(b, "%s", gap_label);
+    report_short(b, e->v[COL_EIGENGAP]);
+}
+
 /* One entry of the gallery: its thumbnails (the ground truth, the mask) and its values. */
 static void gallery_item(kc_buf *b, const report *R, const gallery *G, int gi, int i)
 {
@@ -246,16 +264,9 @@ static void gallery_item(kc_buf *b, const report *R, const gallery *G, int gi, i
     }
     kc_buf_printf(b, "</a>\n<div class=\"cap\"><span class=\"id\">");
     html_escape(b, m->id);
-    kc_buf_printf(b, "</span> J ");
-    report_value(b, e->v[COL_JACCARD]);
-    kc_buf_printf(b, " &middot; CorLoc ");
-    html_escape(b, e->v[COL_CORLOC]);
-    if (*e->v[COL_LAMBDA2]) {
-        kc_buf_printf(b, " &middot; &lambda;2 ");
-        report_short(b, e->v[COL_LAMBDA2]);
-        kc_buf_printf(b, " &middot; gap ");
-        report_short(b, e->v[COL_EIGENGAP]);
-    }
+    kc_buf_printf(b, "</span>");
+    caption_scores(b, e, " J ", " &middot; CorLoc ");
+    if (*e->v[COL_LAMBDA2]) caption_confidence(b, e, " &middot; &lambda;2 ", " &middot; gap ");
     if (!strcmp(e->v[COL_KNIFE], "1")) kc_buf_printf(b, " &middot; <span class=\"knife\">knife edge</span>");
     if (!strcmp(e->v[COL_DEGENERATE], "1")) kc_buf_printf(b, " &middot; degenerate");
     kc_buf_printf(b, "</div></li>\n");
@@ -318,14 +329,9 @@ void report_image_page(kc_buf *b, const report *R, int i)
         html_escape(b, G->net);
         kc_buf_printf(b, " at ");
         html_escape(b, G->setting);
-        kc_buf_printf(b, "</a><br>Jaccard ");
-        report_value(b, e->v[COL_JACCARD]);
-        kc_buf_printf(b, ", CorLoc ");
-        html_escape(b, e->v[COL_CORLOC]);
-        kc_buf_printf(b, "<br>lambda2 ");
-        report_short(b, e->v[COL_LAMBDA2]);
-        kc_buf_printf(b, ", eigengap ");
-        report_short(b, e->v[COL_EIGENGAP]);
+        kc_buf_printf(b, "</a>");
+        caption_scores(b, e, "<br>Jaccard ", ", CorLoc ");
+        caption_confidence(b, e, "<br>lambda2 ", ", eigengap ");
         kc_buf_printf(b, "<br>knife edge %s, degenerate %s</figcaption></figure>\n",
                       flag(e->v[COL_KNIFE], "<span class=\"knife\">yes</span>"), flag(e->v[COL_DEGENERATE], "yes"));
     }

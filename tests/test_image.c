@@ -1,16 +1,12 @@
 /* tests/test_image.c — image decoding against Pillow 9.4 (tests/ref/image_refs.py wrote
- * tests/data/image/), label PNGs, the DAVIS palette, atomic PNG writing (the report's layers too:
- * palette at 1, 2, 4, 8 bits or RGBA, the same RGBA read back) and bad files.
+ * tests/data/image/), label PNGs, the DAVIS palette, atomic PNG writing and bad files.
  * Tolerance everywhere: 0 (byte-exact). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <png.h>
-
 #include "pipeline/images/image.h"
-#include "pipeline/images/image_jpeg.h"
 #include "pipeline/kc.h"
 #include "pipeline/sha256.h"
 #include "tests/test.h"
@@ -228,55 +224,6 @@ static void test_write(void)
     free(tmp);
 }
 
-/* image_write_png_rgba: a layer of n_colors colours (and one of 300, more than a palette holds)
- * read back as RGBA by libpng equals what was written; the file's IHDR says palette and the
- * smallest bit depth, or RGBA. */
-static void test_layer_png(void)
-{
-    const char *dir = test_tmpdir("image");
-    const int W = 37, H = 11, counts[] = {1, 2, 3, 4, 5, 16, 17, 256, 300}, depth[] = {1, 1, 2, 2, 4, 4, 8, 8, 8};
-    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
-        int n = counts[c];
-        uint8_t *rgba = kc_malloc((size_t)W * H * 4);
-        for (int p = 0; p < W * H; p++) {
-            int k = (p * 7 + p / W) % n; /* every colour used, runs broken up */
-            uint8_t *q = rgba + 4 * p;
-            q[0] = (uint8_t)(k * 37);
-            q[1] = (uint8_t)(k / 2);
-            q[2] = (uint8_t)(255 - k);
-            q[3] = (uint8_t)(k == 0 ? 0 : k % 3 == 0 ? 255 : 115 + k % 100);
-        }
-        char *path = kc_strfmt("%s/layer%d.png", dir, n);
-        CHECK(image_write_png_rgba(path, W, H, rgba) == 0, "layer of %d colours: %s", n, kc_error());
-        png_image pi;
-        memset(&pi, 0, sizeof pi);
-        pi.version = PNG_IMAGE_VERSION;
-        uint8_t *back = kc_malloc((size_t)W * H * 4);
-        if (png_image_begin_read_from_file(&pi, path)) {
-            pi.format = PNG_FORMAT_RGBA;
-            CHECK(pi.width == (unsigned)W && pi.height == (unsigned)H &&
-                  png_image_finish_read(&pi, NULL, back, 0, NULL), "layer of %d colours: read back: %s", n, pi.message);
-            char what[64];
-            snprintf(what, sizeof what, "layer PNG of %d colours round trip", n);
-            compare_bytes(what, back, rgba, (size_t)W * H * 4);
-        } else {
-            CHECK(0, "layer of %d colours: %s", n, pi.message);
-        }
-        png_image_free(&pi);
-        uint8_t *file = NULL;
-        size_t size = 0;
-        kc_read_file(path, &file, &size);
-        /* IHDR: bit depth at byte 24, colour type at 25 (3 palette, 6 RGBA) */
-        int want_type = n <= 256 ? 3 : 6;
-        CHECK(size > 26 && file[24] == depth[c] && file[25] == want_type, "layer of %d colours: depth %d type %d, "
-              "want %d and %d", n, size > 26 ? file[24] : -1, size > 26 ? file[25] : -1, depth[c], want_type);
-        free(file);
-        free(back);
-        free(rgba);
-        free(path);
-    }
-}
-
 static void test_bad(void)
 {
     struct {
@@ -319,7 +266,6 @@ int main(void)
     test_real();
     test_index_and_palette();
     test_write();
-    test_layer_png();
     test_bad();
     return test_done();
 }

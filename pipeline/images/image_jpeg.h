@@ -1,16 +1,15 @@
-/* pipeline/images/image_jpeg.h — pictures for the web: JPEG, transparent PNG layers, an area-average shrink.
+/* pipeline/images/image_jpeg.h — pictures for the web: JPEG, an area-average shrink, and the RGBA
+ * layer of a drawing.
  *
  * For the results browser (kc-report, eval/report.h).  Photos are written once as baseline JPEG
- * (libjpeg, 4:2:0 chroma, optimised Huffman tables: 5-10x smaller than image.h's RGB PNG), and
- * every mask as a transparent PNG layer that the browser draws over the photo, so that ten
- * networks' masks of one image cost ten small layers, not ten photos.  A layer with at most 256
- * colours (every mask layer at full size, and most thumbnails) is stored as a palette PNG of 1, 2,
- * 4 or 8 bits a pixel with its alpha in tRNS, others as RGBA; both decode to the same RGBA.  A layer is recovered
- * exactly from the same drawing done twice, over black (B) and over white (W): wherever the
- * drawing blends colour c with opacity a over the background, B = a c and W = a c + (1 - a) 255,
- * so a = 1 - (W - B) / 255 (the mean over the three channels) and c = B / a; drawn over the photo
- * with source-over, the layer gives the picture kc-show draws (to rounding).  Writes are atomic
- * (kc_write_file_atomic: tmp + rename).
+ * (libjpeg, 4:2:0 chroma, optimised Huffman tables: 5-10x smaller than image.h's RGB PNG).  The
+ * masks are not stored as pictures: report.js draws them from label data, and the C reference of
+ * what it must draw (eval/report_data.h) is built here.  A layer is recovered exactly from the
+ * same drawing done twice, over black (B) and over white (W): wherever the drawing blends colour c
+ * with opacity a over the background, B = a c and W = a c + (1 - a) 255, so a = 1 - (W - B) / 255
+ * (the mean over the three channels) and c = B / a; drawn over the photo with source-over, the
+ * layer gives the picture kc-show draws (to rounding).  Writes are atomic (kc_write_file_atomic:
+ * tmp + rename).
  *
  * The shrink is the area average ("box" filter): output pixel (x, y) of a dw x dh picture is the
  * mean of the source pixels whose centres fall in [x sw / dw, (x + 1) sw / dw) x [y sh / dh,
@@ -34,9 +33,6 @@
 int image_encode_jpeg(const kc_image *img, int quality, const char *what, uint8_t **data, size_t *size);
 /* Encodes and writes path atomically. */
 int image_write_jpeg(const char *path, const kc_image *img, int quality);
-/* Writes the layer rgba ((h, w, 4), straight alpha) as a PNG atomically: a palette PNG (smallest
- * bit depth, tRNS, deflate level 9) when it has at most 256 colours, else RGBA. */
-int image_write_png_rgba(const char *path, int w, int h, const uint8_t *rgba);
 /* The layer (rgba: (h, w, 4)) of a drawing given over black and over white (same size). */
 void image_layer_from_pair(const kc_image *on_black, const kc_image *on_white, uint8_t *rgba);
 /* Area-average shrink of src to dw x dh (1 <= dw <= src->w, 1 <= dh <= src->h) into a new *dst.
