@@ -184,9 +184,8 @@ int overlay_cache_labels(const cache_reader *r, const char *setting, const char 
     char *dset = kc_strfmt("/masks/%s/%s", setting, id);
     uint8_t *grid = NULL;
     int gh, gw, rc = 0;
-    const char *kind = cache_attr(r, "feature_kind");
     if (!cache_has(r, dset)) rc = kc_fail("%s: no mask %s (was setting %s decoded?)", r->path, dset, setting);
-    else if (kind && !strcmp(kind, "attn")) { /* an attention-mass stack (heads, gh, gw): the union of the heads */
+    else if (cache_masks_are_stacks(r)) { /* an attention-mass stack (heads, gh, gw): the union of the heads */
         int heads;
         if (cache_read_u8_stack(r, dset, &grid, &heads, &gh, &gw) < 0) rc = -1;
         else

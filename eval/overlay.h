@@ -30,7 +30,7 @@ int overlay_grid_to_pixels(const uint8_t *grid, int gh, int gw, kc_policy p, int
                            uint8_t *labels);
 /* The labels (H, W) of image id (W x H pixels) under one setting of a masks cache: kc-decode's
  * grid masks mapped to pixels as above (the cache's policy and patch attributes), an attention-mass
- * stack (feature_kind attn) as the union of its heads, kc-refine's pixel masks (attribute refine)
+ * stack (cache_masks_are_stacks) as the union of its heads, kc-refine's pixel masks (attribute refine)
  * as they are; *labels is malloc'd.  Errors name the cache: the image not in its index or decoded
  * at another size, no policy, no such mask.  (kc-plot's grids, kc-report's layers.) */
 int overlay_cache_labels(const cache_reader *r, const char *setting, const char *id, int W, int H, uint8_t **labels);

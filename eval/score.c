@@ -282,6 +282,7 @@ int score_voc(const score_opts *o)
         goto done;
     }
     const char *network = o->network ? o->network : cache_attr(&r, "network");
+    const int stacks = cache_masks_are_stacks(&r); /* attention-mass settings, scored by DINO's protocol */
 
     gt = kc_calloc((size_t)n, sizeof *gt);
     cix = kc_malloc((size_t)n * sizeof *cix);
@@ -296,7 +297,7 @@ int score_voc(const score_opts *o)
     progress_init(&pg, "score", (long)n_settings * n, "masks");
     for (int s = 0; s < n_settings; s++) {
         res[s].name = settings[s];
-        if (o->attn_setting(settings[s])) {
+        if (stacks) {
             if (score_attn(&r, o->voc, ids, n, cix, policy, patch, settings[s], &acells, &res[s]) < 0) goto done;
         } else if (score_labels(&r, ids, n, cix, policy, patch, pixel, gt, settings[s], mr, sc, &res[s]) < 0) {
             goto done;

@@ -27,8 +27,7 @@
  *
  *     kc_lock *lock;  kc_lock_folder(&lock, "out/dino/scores", NULL);   // the caller's (kc-score)
  *     score_opts o = {.masks = "masks.h5", .voc = "VOC2012", .split = "select1000.txt",
- *                     .out = "out/dino/scores", .ledger = "ledger.tsv", .t0 = kc_now(),
- *                     .attn_setting = attn_mass_is_setting};
+ *                     .out = "out/dino/scores", .ledger = "ledger.tsv", .t0 = kc_now()};
  *     if (score_voc(&o) < 0) kc_die();
  *     kc_lock_release(lock);
  */
@@ -45,9 +44,6 @@ typedef struct score_opts {
     const char *network;   /* NULL: the cache's `network` attribute, if any */
     const char *box_cache; /* score_boxes with coco: the folder of cached boxes, or NULL */
     int no_hard;           /* score_boxes, VOC: leave out difficult and truncated objects */
-    int (*attn_setting)(const char *id); /* score_voc: 1 for an attention-mass setting, scored by
-                                          * DINO's protocol (decoders/attn_mass.h's
-                                          * attn_mass_is_setting, which eval may not include) */
     double t0;             /* kc_now() at the start of the run (the closing line's time) */
 } score_opts;
 

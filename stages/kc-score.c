@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "datasets/splits.h"
-#include "decoders/attn_mass.h"
 #include "eval/score.h"
 #include "pipeline/kc.h"
 #include "pipeline/lock.h"
@@ -102,8 +101,7 @@ int main(int argc, char **argv)
     if (no_hard) kc_die_msg("--no-hard applies to --boxes-only scoring (see --help)");
     if (!masks || !voc || !split || !out) kc_die_msg("--masks, --voc, --split and --out are required (see --help)");
 
-    score_opts o = {.masks = masks, .voc = voc, .split = split, .out = out, .ledger = ledger, .network = network, .t0 = t0,
-                    .attn_setting = attn_mass_is_setting};
+    score_opts o = {.masks = masks, .voc = voc, .split = split, .out = out, .ledger = ledger, .network = network, .t0 = t0};
     if (score_voc(&o) < 0) kc_die();
     kc_lock_release(lock);
     return 0;

@@ -489,6 +489,12 @@ int cache_has(const cache_reader *r, const char *dset)
     return rc;
 }
 
+int cache_masks_are_stacks(const cache_reader *r)
+{
+    const char *kind = cache_attr(r, "feature_kind");
+    return kind && !strcmp(kind, "attn");
+}
+
 /* Opens dataset dset; *rank is its rank and, when that is want_rank, dims its shape (else dims are
  * left as they are).  The dataset, or -1 with the error set when it is missing. */
 static hid_t open_shaped(const cache_reader *r, const char *dset, int want_rank, hsize_t *dims, int *rank)

@@ -81,6 +81,9 @@ typedef struct cache_reader {
  * cache), format_version must be known, /index must be consistent.  Errors name the file. */
 int cache_open(cache_reader *r, const char *path, const char *format);
 const char *cache_attr(const cache_reader *r, const char *key);
+/* 1 when a masks cache holds attention-mass stacks, (heads, grid_h, grid_w) per image (kc-decode
+ * --kind attn: its feature_kind is attn), 0 when it holds one mask per image. */
+int cache_masks_are_stacks(const cache_reader *r);
 /* 1 if the dataset exists. */
 int cache_has(const cache_reader *r, const char *dset);
 /* float32 2-D dataset into a new buffer; *rows, *cols its shape.  Non-finite values are an error. */
