@@ -500,8 +500,9 @@ static void on_signal(int sig)
 
 static void install_signals(void)
 {
-    snprintf(interrupt_msg, sizeof interrupt_msg, "\n%s: interrupted%s%s\n", prog_name, interrupt_hint[0] ? "; " : "",
-             interrupt_hint);
+    /* before a stage says how it resumes (kc_on_interrupt), nothing of its output is in place yet */
+    snprintf(interrupt_msg, sizeof interrupt_msg, "\n%s: interrupted; %s\n", prog_name,
+             interrupt_hint[0] ? interrupt_hint : "rerun the same command");
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;

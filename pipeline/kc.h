@@ -98,8 +98,9 @@ const char *kc_cmdline(void);
 
 
 /* Signals.  kc_set_prog installs SIGINT and SIGTERM handlers (unless the signal is ignored, as
- * nohup does): they remove the paths registered below, print "prog: interrupted[; hint]" and exit
- * with status 128 + signal (130, 143).  kc_on_interrupt sets the hint (how to resume). */
+ * nohup does): they remove the paths registered below, print "prog: interrupted; HINT" and exit
+ * with status 128 + signal (130, 143).  kc_on_interrupt sets the hint (how to resume); until a
+ * stage sets one, it is "rerun the same command". */
 void kc_on_interrupt(const char *hint);
 
 /* Paths removed when the run ends early (kc_die, kc_die_msg, SIGINT, SIGTERM): temporary files in
