@@ -9,6 +9,7 @@
 #include <omp.h>
 #endif
 
+#include "decoders/attn_mass.h"
 #include "decoders/ties.h"
 #include "pipeline/ini.h"
 #include "pipeline/kc.h"
@@ -53,31 +54,95 @@ void ncut_setting_format(ncut_setting *s)
              RULE_NAME[s->rule], s->n_masks);
 }
 
-int ncut_setting_parse(ncut_setting *s, const char *id)
+enum { SETTING_ID_MAX = 128 }; // longer ids are refused before they are split
+
+/* Parses id into s.  On failure kc_error() says why without naming the id ("bad masks part 'n9'
+ * (n1 .. n8)"); returns -2 when id does not have the 5 parts (the caller then says what they are). */
+static int setting_parse(ncut_setting *s, const char *id)
 {
-    char buf[128], *part[6];
+    char buf[SETTING_ID_MAX], *part[5];
     int np = 0;
-    if (strlen(id) >= sizeof buf) return kc_fail("setting id '%.40s...': too long", id);
+    if (strlen(id) >= sizeof buf) return kc_fail("too long (%zu characters)", strlen(id));
     strcpy(buf, id);
-    for (char *p = buf, *save = NULL, *tok; (tok = strtok_r(p, "-", &save)) && np < 6; p = NULL) part[np++] = tok;
-    if (np != 5)
-        return kc_fail("setting id '%s': expected 5 parts like t0.20-bin-mean-seed-n1 (tau-edges-split-foreground-masks)",
-                       id);
+    for (char *p = buf, *save = NULL, *tok; (tok = strtok_r(p, "-", &save)); p = NULL, np++)
+        if (np < 5) part[np] = tok;
+    if (np != 5) {
+        kc_fail("%d part%s instead of 5", np, np == 1 ? "" : "s");
+        return -2;
+    }
     memset(s, 0, sizeof *s);
     if (part[0][0] != 't' || parse_tau(part[0] + 1, &s->tau) < 0)
-        return kc_fail("setting id '%s': bad tau part '%s' (expected t<number in (0, 1)>, e.g. t0.20)", id, part[0]);
-    if ((s->weighted = lookup(EDGE_NAME, 2, part[1])) < 0)
-        return kc_fail("setting id '%s': unknown edges '%s' (bin or wtd)", id, part[1]);
-    if ((s->split = lookup(SPLIT_NAME, 2, part[2])) < 0)
-        return kc_fail("setting id '%s': unknown split '%s' (mean or zero)", id, part[2]);
+        return kc_fail("bad tau part '%s' (expected t<number in (0, 1)>, e.g. t0.20)", part[0]);
+    if ((s->weighted = lookup(EDGE_NAME, 2, part[1])) < 0) return kc_fail("unknown edges '%s' (bin or wtd)", part[1]);
+    if ((s->split = lookup(SPLIT_NAME, 2, part[2])) < 0) return kc_fail("unknown split '%s' (mean or zero)", part[2]);
     if ((s->rule = lookup(RULE_NAME, 3, part[3])) < 0)
-        return kc_fail("setting id '%s': unknown foreground rule '%s' (seed, corners or minority)", id, part[3]);
+        return kc_fail("unknown foreground rule '%s' (seed, corners or minority)", part[3]);
     if (part[4][0] != 'n' || parse_masks(part[4] + 1, &s->n_masks) < 0)
-        return kc_fail("setting id '%s': bad masks part '%s' (n1 .. n%d)", id, part[4], NCUT_MAX_ROUNDS);
+        return kc_fail("bad masks part '%s' (n1 .. n%d)", part[4], NCUT_MAX_ROUNDS);
     ncut_setting_format(s);
-    if (strcmp(s->id, id))
-        return kc_fail("setting id '%s': not in canonical form (did you mean %s?)", id, s->id);
+    if (strcmp(s->id, id)) return kc_fail("not in canonical form (did you mean %s?)", s->id);
     return 0;
+}
+
+int ncut_setting_parse(ncut_setting *s, const char *id)
+{
+    if (strlen(id) >= SETTING_ID_MAX) return kc_fail("setting id '%.40s...': too long", id);
+    int rc = setting_parse(s, id);
+    if (rc == -2)
+        return kc_fail("setting id '%s': expected 5 parts like t0.20-bin-mean-seed-n1 (tau-edges-split-foreground-masks)",
+                       id);
+    return rc < 0 ? kc_fail_prefix("setting id '%s'", id) : 0;
+}
+
+int ncut_edit_distance(const char *a, const char *b)
+{
+    const size_t na = strlen(a), nb = strlen(b);
+    int *row = kc_malloc((nb + 1) * sizeof *row); // row[j]: distance of a[0 .. i) to b[0 .. j)
+    for (size_t j = 0; j <= nb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        int diag = row[0]; // the previous row's row[j - 1]
+        row[0] = (int)i;
+        for (size_t j = 1; j <= nb; j++) {
+            int sub = diag + (a[i - 1] != b[j - 1]), del = row[j] + 1, ins = row[j - 1] + 1;
+            diag = row[j];
+            row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    }
+    int d = row[nb];
+    free(row);
+    return d;
+}
+
+int ncut_grid_nearest(const ncut_grid *g, const char *id)
+{
+    int best = -1, best_d = 0;
+    for (int i = 0; i < g->n; i++) {
+        int d = ncut_edit_distance(id, g->set[i].id);
+        if (best < 0 || d < best_d) best = i, best_d = d;
+    }
+    return best;
+}
+
+int ncut_setting_check(const char *id, const char *what, const ncut_grid *g, const char *grid_name)
+{
+    ncut_setting s;
+    char why[512];
+    if (!strcmp(id, "best"))
+        snprintf(why, sizeof why, "'best' is resolved by the pipeline (kc-table --print-best), not a setting id");
+    else if (attn_mass_is_setting(id))
+        snprintf(why, sizeof why, "attn-mass<m> is the attention baseline's setting (kc-decode --kind attn)");
+    else if (setting_parse(&s, id) == 0)
+        return 0;
+    else
+        snprintf(why, sizeof why, "%s", kc_error());
+    int near = g ? ncut_grid_nearest(g, id) : -1;
+    if (near < 0)
+        return kc_fail("%s '%.200s' is not a decoder setting (tau-edges-split-foreground-masks, e.g. "
+                       "t0.20-bin-mean-seed-n1): %s",
+                       what, id, why);
+    return kc_fail("%s '%.200s' is not a decoder setting (tau-edges-split-foreground-masks, e.g. "
+                   "t0.20-bin-mean-seed-n1): %s; nearest of %s: %s",
+                   what, id, why, grid_name ? grid_name : "the grid", g->set[near].id);
 }
 
 int ncut_grid_single(ncut_grid *g, const char *id)

@@ -61,6 +61,19 @@ typedef struct ncut_result {
 
 /* Parses an id; errors say which part is wrong. */
 int ncut_setting_parse(ncut_setting *s, const char *id);
+/* 0 when id is a setting id ncut_setting_parse accepts; otherwise -1 and one line naming id as
+ * what ("SETTING"), the format, why, and when g is given (grid_name names it) g's nearest id:
+ *     SETTING 't0.20-bin-mean-sed-n1' is not a decoder setting (tau-edges-split-foreground-masks,
+ *     e.g. t0.20-bin-mean-seed-n1): unknown foreground rule 'sed' (...); nearest of configs/sweep.ini: t0.20-bin-mean-seed-n1
+ * `best` (the pipeline's word for the setting it chooses) and attn-mass<m> (decoders/attn_mass.h)
+ * are refused, saying so.  g may be NULL. */
+int ncut_setting_check(const char *id, const char *what, const ncut_grid *g, const char *grid_name);
+/* Levenshtein distance: the fewest insertions, deletions and substitutions of one character that
+ * turn a into b (no transpositions: "ab" to "ba" is 2).  O(|a| |b|) time, O(|b|) memory. */
+int ncut_edit_distance(const char *a, const char *b);
+/* Index of the grid id nearest id by ncut_edit_distance (ties: the first in grid order); -1 for an
+ * empty grid. */
+int ncut_grid_nearest(const ncut_grid *g, const char *id);
 /* Writes s->id from the other fields. */
 void ncut_setting_format(ncut_setting *s);
 int ncut_grid_parse(ncut_grid *g, const char *path, const char *text);

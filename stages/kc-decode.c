@@ -15,6 +15,12 @@
  * (default attn-mass0.60; decoders/attn_mass.h): /masks/attn-mass<m>/<id> is then a uint8
  * (heads, grid_h, grid_w) stack, 1 = kept, one mask per head, with attributes mass (float) and
  * knife_edge_heads (int, heads whose cut was within 1e-6 of 1 - m); see docs/attention-baseline.md.
+ *
+ *   kc-decode --check-setting ID [--grid FILE]
+ *
+ * checks a user's SETTING before the pipeline runs anything: exit 0 and silent when ID is a decoder
+ * setting id --setting accepts, otherwise exit 1 and one line saying why, with the nearest id of
+ * FILE (edit distance, decoders/grid.h ncut_setting_check).  `best` and attn-mass<m> are refused.
  */
 #include <cblas.h>
 #include <stdio.h>
@@ -37,6 +43,7 @@ static void usage(int status)
             "usage: kc-decode --features FILE [--kind keys|tokens] (--setting ID | --grid FILE) [--shard i/n]\n"
             "                 --out masks.h5\n"
             "       kc-decode --features FILE --kind attn [--setting attn-mass<m>] [--shard i/n] --out masks.h5\n"
+            "       kc-decode --check-setting ID [--grid FILE]\n"
             "\n"
             "Finds objects without labels: a normalized cut of each image's patch graph (TokenCut /\n"
             "MaskCut style), for one decoder setting or every setting of a grid.\n"
@@ -50,13 +57,29 @@ static void usage(int status)
             "                   the patches holding the top m of the attention mass, a (heads, h, w) stack\n"
             "  --out FILE       the masks cache to write (an interrupted run resumes from FILE.partial/)\n"
             "  --shard i/n      only slice i of n of the images (pipeline/cache/shard.h); join with kc-merge\n"
+            "  --check-setting ID  decode nothing: exit 0 silently when ID is a setting id --setting takes,\n"
+            "                   else exit 1 with one line saying why and the nearest id of --grid FILE\n"
+            "                   (edit distance); `best` and attn-mass<m> are not decoder settings\n"
             "\n"
             "examples:\n"
             "  kc-decode --features cache/dino/voc12-val/centered.h5 --grid configs/sweep.ini \\\n"
             "            --out cache/dino/voc12-val/masks.h5\n"
             "  kc-decode --features keys.h5 --setting t0.20-bin-mean-seed-n1 --out one.h5\n"
-            "  kc-decode --features attn.h5 --kind attn --setting attn-mass0.60 --out attn-masks.h5\n");
+            "  kc-decode --features attn.h5 --kind attn --setting attn-mass0.60 --out attn-masks.h5\n"
+            "  kc-decode --check-setting t0.20-bin-mean-seed-n1 --grid configs/sweep.ini\n");
     exit(status);
+}
+
+/* --check-setting ID [--grid FILE]: returns 0 when ID is a decoder setting id; dies with one line
+ * otherwise (a broken grid file with its own line).  Decodes nothing, opens nothing else. */
+static int check_setting(const char *id, const char *grid_path)
+{
+    ncut_grid grid = {0, NULL};
+    if (grid_path && ncut_grid_load(&grid, grid_path) < 0) kc_die();
+    int rc = ncut_setting_check(id, "SETTING", grid_path ? &grid : NULL, grid_path);
+    ncut_grid_free(&grid);
+    if (rc < 0) kc_die();
+    return 0;
 }
 
 /* Opens the features cache, checks that it holds /features/<kind>, and takes the shard's slice. */
@@ -175,7 +198,8 @@ int main(int argc, char **argv)
     kc_set_prog("kc-decode");
     kc_keep_freed_memory();
     kc_set_cmdline(argc, argv);
-    const char *features = NULL, *kind = "keys", *setting = NULL, *grid_path = NULL, *out = NULL, *shard_arg = NULL;
+    const char *features = NULL, *kind = NULL, *setting = NULL, *grid_path = NULL, *out = NULL, *shard_arg = NULL,
+               *check = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
@@ -185,11 +209,17 @@ int main(int argc, char **argv)
                            : !strcmp(a, "--grid")   ? &grid_path
                            : !strcmp(a, "--out")    ? &out
                            : !strcmp(a, "--shard")  ? &shard_arg
+                           : !strcmp(a, "--check-setting") ? &check
                                                     : NULL;
         if (!dst) kc_die_msg("unknown option '%s' (see --help)", a);
         if (i + 1 >= argc) kc_die_msg("%s needs a value", a);
         *dst = argv[++i];
     }
+    if (check) {
+        if (features || kind || setting || out || shard_arg) kc_die_msg("--check-setting takes only --grid FILE");
+        return check_setting(check, grid_path);
+    }
+    if (!kind) kind = "keys";
     if (!features || !out) kc_die_msg("--features and --out are required (see --help)");
     if (!strcmp(kind, "attn") || attn_mass_is_setting(setting)) return decode_attn(features, kind, setting, grid_path, out, shard_arg);
     if (!setting == !grid_path) kc_die_msg("give exactly one of --setting ID and --grid FILE");

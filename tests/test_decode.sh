@@ -2,13 +2,50 @@
 # kc-center and kc-decode end to end on a small features cache made with h5py (docs/design.md layout):
 # layout of the outputs, values against the library's own decoding, thread independence,
 # provenance, and bad input.  Needs /usr/bin/python3 with numpy and h5py (SKIP, naming
-# the packages, otherwise).
+# the packages, otherwise); kc-decode --check-setting (valid ids silent, refusals one line with the
+# reason and the grid's nearest id) runs first and needs neither.
 source "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
-need "kc-center and kc-decode on a cache made with h5py" py:numpy py:h5py || { done_tests; exit; }
 T=$(tmpdir decode)
 CENTER=$BUILD/kc-center DECODE=$BUILD/kc-decode
 export KC_QUIET=1
+
+# ---- kc-decode --check-setting (the pipeline's check of SETTING; needs no cache) ----
+# check_refused "what" "regex" ID [--grid FILE]: exit status 1, nothing on stdout, exactly one line
+# on stderr, matching regex
+check_refused() {
+  local what=$1 re=$2; shift 2
+  local out err rc
+  out=$($DECODE --check-setting "$@" 2>"$T/check.err"); rc=$?
+  err=$(cat "$T/check.err")
+  if [ $rc -eq 1 ] && [ -z "$out" ] && [ "$(wc -l <"$T/check.err")" -eq 1 ] && grep -Eq -- "$re" <<<"$err"; then ok
+  else bad "check-setting $what (rc=$rc, $(wc -l <"$T/check.err") lines): $err"; fi
+}
+for args in "t0.20-bin-mean-seed-n1 --grid configs/sweep.ini" "t0.15-bin-mean-corners-n3" "t0.125-wtd-zero-minority-n8 --grid configs/sweep.ini"; do
+  # shellcheck disable=SC2086  # args: an id and options
+  out=$($DECODE --check-setting $args 2>&1); rc=$?
+  [ $rc -eq 0 ] && [ -z "$out" ] && ok || bad "check-setting $args: rc=$rc, said '$out'"
+done
+FMT="is not a decoder setting \\(tau-edges-split-foreground-masks, e\\.g\\. t0\\.20-bin-mean-seed-n1\\)"
+# nearest ids worked out independently (Python's Levenshtein over configs/sweep.ini, ties: first in grid order)
+check_refused "typo" "^kc-decode: error: SETTING 't0\.20-bin-mean-sed-n1' $FMT: unknown foreground rule 'sed'.*; nearest of configs/sweep\.ini: t0\.20-bin-mean-seed-n1\$" \
+  t0.20-bin-mean-sed-n1 --grid configs/sweep.ini
+check_refused "wildly wrong" "^kc-decode: error: SETTING '0\.25 wtd corners' $FMT: .*; nearest of configs/sweep\.ini: t0\.25-wtd-mean-corners-n1\$" \
+  "0.25 wtd corners" --grid configs/sweep.ini
+check_refused "n9" "SETTING 't0\.20-bin-mean-seed-n9' $FMT: bad masks part 'n9' \\(n1 \\.\\. n8\\); nearest of configs/sweep\.ini: t0\.20-bin-mean-seed-n1\$" \
+  t0.20-bin-mean-seed-n9 --grid configs/sweep.ini
+check_refused "tau 1.5" "SETTING 't1\.50-bin-mean-seed-n1' $FMT: bad tau part 't1\.50' \\(expected t<number in \\(0, 1\\)>.*; nearest of configs/sweep\.ini: t0\.10-bin-mean-seed-n1\$" \
+  t1.50-bin-mean-seed-n1 --grid configs/sweep.ini
+check_refused "without a grid" "^kc-decode: error: SETTING 't0\.2-bin-mean-seed-n1' $FMT: not in canonical form \\(did you mean t0\.20-bin-mean-seed-n1\\?\\)\$" \
+  t0.2-bin-mean-seed-n1
+check_refused "best" "SETTING 'best' $FMT: 'best' is resolved by the pipeline" best
+check_refused "attention id" "SETTING 'attn-mass0\.60' $FMT: attn-mass<m> is the attention baseline's setting" attn-mass0.60
+printf '[grid]\ntau =\nedges = bin\nsplit = mean\nforeground = seed\nmasks = 1\n' >"$T/empty.ini"
+check_refused "broken grid" "^kc-decode: error: $T/empty\.ini: axis 'tau' is empty\$" t0.20-bin-mean-seed-n1 --grid "$T/empty.ini"
+expect_fail "check-setting with --out" "--check-setting takes only --grid" $DECODE --check-setting t0.20-bin-mean-seed-n1 --out "$T/x.h5"
+$DECODE --help | grep -q -- "--check-setting ID" && ok || bad "kc-decode --help lacks --check-setting"
+
+need "kc-center and kc-decode on a cache made with h5py" py:numpy py:h5py || { done_tests; exit; }
 
 # three images: a planted 20x20 scene with a large key bias, a 12x16 scene, a 30x30 noisy one
 $PY - "$T" <<'PYEOF'

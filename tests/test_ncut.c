@@ -2,7 +2,8 @@
  * reference (tests/ref/ncut_ref.py -> tests/data/ncut/), planted clusters, the Krylov solver
  * against the dense LAPACKE one, the naive decoder against the shared grid, settings and grids,
  * bad input, determinism across thread counts; ties and knife edges (docs/ties.md) on graphs built
- * to have exact ties, on both solver paths. */
+ * to have exact ties, on both solver paths; the edit distance behind kc-decode --check-setting
+ * against hand-worked pairs and the recursive definition, and the nearest grid id. */
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -533,6 +534,81 @@ static void test_grid_and_errors(tcase *c)
 }
 
 
+/* ---- edit distance and the nearest grid id (kc-decode --check-setting) ------------------------- */
+/* The definition itself, no table: exponential, for short strings only. */
+static int lev_naive(const char *a, const char *b)
+{
+    if (!*a) return (int)strlen(b);
+    if (!*b) return (int)strlen(a);
+    int sub = lev_naive(a + 1, b + 1) + (*a != *b), del = lev_naive(a + 1, b) + 1, ins = lev_naive(a, b + 1) + 1;
+    return sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+}
+
+static void test_edit_distance(void)
+{
+    /* worked by hand (kitten -> sitten -> sittin -> sitting, ...); no transposition: ab/ba is 2 */
+    static const struct { const char *a, *b; int d; } table[] = {
+        {"", "", 0},           {"", "abc", 3},          {"abc", "", 3},        {"abc", "abc", 0},
+        {"a", "b", 1},         {"ab", "ba", 2},         {"kitten", "sitting", 3}, {"flaw", "lawn", 2},
+        {"sunday", "saturday", 3}, {"intention", "execution", 5}, {"abcdef", "azced", 3},
+        {"t0.20-bin-mean-sed-n1", "t0.20-bin-mean-seed-n1", 1},
+        {"t0.20-bin-mean-seed-n9", "t0.20-bin-mean-seed-n1", 1},
+        {"t1.50-bin-mean-seed-n1", "t0.10-bin-mean-seed-n1", 2},
+        {"t1.50-bin-mean-seed-n1", "t0.15-bin-mean-seed-n1", 3},
+        {"best", "t0.10-bin-mean-seed-n1", 19}};
+    const int n_table = (int)(sizeof table / sizeof table[0]);
+    int wrong = 0;
+    for (int k = 0; k < n_table; k++) {
+        int d = ncut_edit_distance(table[k].a, table[k].b), back = ncut_edit_distance(table[k].b, table[k].a);
+        if (d != table[k].d || back != table[k].d) {
+            wrong++;
+            fprintf(stderr, "edit distance '%s' '%s': %d and %d, by hand %d\n", table[k].a, table[k].b, d, back, table[k].d);
+        }
+    }
+    CHECK(wrong == 0, "edit distance: %d of %d hand-worked pairs wrong", wrong, n_table);
+    /* random strings of 0..5 letters of a 3-letter alphabet against the recursive definition */
+    uint64_t rng = 12345;
+    int differ = 0, pairs = 400;
+    for (int k = 0; k < pairs; k++) {
+        char a[6], b[6];
+        for (int i = 0; i < 6; i++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            a[i] = (char)('a' + rng % 3);
+            b[i] = (char)('a' + (rng >> 8) % 3);
+        }
+        a[rng % 6] = 0; // lengths 0..5
+        b[(rng >> 16) % 6] = 0;
+        differ += ncut_edit_distance(a, b) != lev_naive(a, b);
+    }
+    printf("edit distance: %d hand-worked pairs, %d random pairs vs the recursive definition: %d differ (exact)\n",
+           n_table, pairs, differ);
+    CHECK(differ == 0, "edit distance vs the recursive definition: %d of %d pairs differ", differ, pairs);
+    /* the nearest id of the sweep grid, ties broken by grid order */
+    ncut_grid g;
+    CHECK(ncut_grid_load(&g, "configs/sweep.ini") == 0, "sweep.ini: %s", kc_error());
+    static const char *const nearest[][2] = {{"t0.20-bin-mean-sed-n1", "t0.20-bin-mean-seed-n1"},
+                                             {"t0.20-bin-mean-seed-n9", "t0.20-bin-mean-seed-n1"},
+                                             {"t1.50-bin-mean-seed-n1", "t0.10-bin-mean-seed-n1"},
+                                             {"t0.25-wtd-zero-minority-n3", "t0.25-wtd-zero-minority-n3"},
+                                             {"0.25 wtd corners", "t0.25-wtd-mean-corners-n1"},
+                                             {"", "t0.10-bin-mean-seed-n1"}};
+    for (int k = 0; k < 6; k++) {
+        int i = ncut_grid_nearest(&g, nearest[k][0]);
+        CHECK(i >= 0 && !strcmp(g.set[i].id, nearest[k][1]), "nearest of '%s': %s, expected %s", nearest[k][0],
+              i >= 0 ? g.set[i].id : "none", nearest[k][1]);
+    }
+    ncut_grid_free(&g);
+    ncut_grid empty = {0, NULL};
+    CHECK(ncut_grid_nearest(&empty, "x") == -1, "nearest of an empty grid");
+    /* the check's message: the reason, then the nearest id */
+    CHECK(ncut_setting_check("t0.20-bin-mean-seed-n1", "SETTING", NULL, NULL) == 0, "valid id refused: %s", kc_error());
+    int rc = ncut_setting_check("t0.20-bin-mean-seed-n9", "SETTING", NULL, NULL);
+    CHECK(rc < 0 && !strcmp(kc_error(), "SETTING 't0.20-bin-mean-seed-n9' is not a decoder setting "
+                                        "(tau-edges-split-foreground-masks, e.g. t0.20-bin-mean-seed-n1): "
+                                        "bad masks part 'n9' (n1 .. n8)"),
+          "check n9: %s", kc_error());
+}
+
 /* ---- ties (docs/ties.md) ------------------------------------------------------------------------ */
 static uint64_t tie_rng = 99;
 static float tie_u(void)
@@ -878,6 +954,7 @@ int main(void)
         test_naive(&cases[5]);
         test_grid_and_errors(&cases[4]);
     }
+    test_edit_distance();
     test_cosine_paths();
     test_graph_forms();
     test_krylov();
