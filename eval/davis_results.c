@@ -8,11 +8,12 @@
 #include <string.h>
 
 #include "eval/score_summary.h"
+#include "pipeline/json.h"
 #include "pipeline/kc.h"
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-char *davis_results_find(const char *dir, int required, int *failed)
+char *davis_results_find(const char *dir, const char *split, int required, int *failed)
 {
     *failed = 0;
     DIR *d = opendir(dir);
@@ -31,13 +32,21 @@ char *davis_results_find(const char *dir, int required, int *failed)
         }
     }
     closedir(d);
-    char *out = NULL;
+    char *out = NULL, *want = kc_strfmt("global_results-%s.csv", split ? split : "val");
     if (n) qsort(names, (size_t)n, sizeof *names, cmp_str);
     for (int i = 0; i < n; i++)
-        if (!strcmp(names[i], "global_results-val.csv")) out = kc_strfmt("%s/%s", dir, names[i]);
-    if (!out && n == 1) out = kc_strfmt("%s/%s", dir, names[0]);
-    if (!out && n > 1) *failed = kc_fail("%s: several global_results-*.csv and none is for val; pass --davis NET=DIR", dir);
-    else if (!out && required) *failed = kc_fail("%s: no global_results-*.csv (run kc-davis first)", dir);
+        if (!strcmp(names[i], want)) out = kc_strfmt("%s/%s", dir, names[i]);
+    if (split) {
+        if (!out && (n || required))
+            *failed = kc_fail("%s/%s: no such file (DAVIS split %s%s%s; run kc-davis --split %s)", dir, want, split,
+                              n ? ", but the folder has " : "", n ? names[0] : "", split);
+    } else {
+        if (!out && n == 1) out = kc_strfmt("%s/%s", dir, names[0]);
+        if (!out && n > 1)
+            *failed = kc_fail("%s: several global_results-*.csv and none is for val; pass --davis-split NAME", dir);
+        else if (!out && required) *failed = kc_fail("%s: no global_results-*.csv (run kc-davis first)", dir);
+    }
+    free(want);
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
     return out;
@@ -71,6 +80,49 @@ int davis_results_read(const char *path, double *jf, double *j, double *f)
             rc = kc_fail("%s:%d: '%s' is not a number", path, 2, v[c]);
     }
     free(data);
+    return rc;
+}
+
+char *davis_results_split(const char *path)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t k = strlen(base);
+    if (strncmp(base, "global_results-", 15) || k < 20) return kc_strdup("");
+    return kc_strfmt("%.*s", (int)(k - 19), base + 15);
+}
+
+int davis_results_read_full(const char *path, double *jf, double *j, double *f)
+{
+    double csv[3];
+    KC_TRY(davis_results_read(path, &csv[0], &csv[1], &csv[2]));
+    size_t k = strlen(path);
+    char *json = kc_strfmt("%.*s.json", (int)(k > 4 ? k - 4 : k), path);
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    uint8_t *text = NULL;
+    size_t len;
+    json_value root;
+    int rc = 0, parsed = 0;
+    if (!kc_exists(json))
+        rc = kc_fail("%s: no such file: the DAVIS numbers of the tables are read from it at full precision (kc-davis "
+                     "writes it beside %s; rerun kc-davis --force)",
+                     json, base);
+    else if (kc_read_file(json, &text, &len) < 0 || json_parse(&root, (char *)text, len, json) < 0)
+        rc = -1;
+    else
+        parsed = 1;
+    double *dst[3] = {jf, j, f};
+    const char *want[3] = {"J&F-Mean", "J-Mean", "F-Mean"};
+    for (int c = 0; c < 3 && rc == 0; c++) {
+        const json_value *g = json_get(json_get(&root, "global"), want[c]);
+        if (json_get_number(g, dst[c]) < 0 || !isfinite(*dst[c]))
+            rc = kc_fail("%s: no number \"global\": {\"%s\"} (not kc-davis's global_results JSON)", json, want[c]);
+        else if (fabs(*dst[c] - csv[c]) > 0.0005 + 1e-9)
+            rc = kc_fail("%s: %s is %.17g but %s has %.3f: files of two runs (rerun kc-davis --force)", json, want[c],
+                         *dst[c], base, csv[c]);
+    }
+    if (parsed) json_free(&root);
+    free(text);
+    free(json);
     return rc;
 }
 

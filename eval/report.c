@@ -52,7 +52,9 @@ static int read_inputs(report *R, csv_file *tables, report_davis *dn)
                 return kc_fail("image %s of %s is not in %s (wrong --images?)", R->img[i].id,
                                R->g[R->img[i].in_gallery[0]].csv_path, R->images_spec);
     }
-    for (int k = 0; k < R->n_davis; k++) KC_TRY(report_davis_load(&R->davis[k], &dn[k]));
+    if (R->val_split && R->have_ds && !strcmp(R->ds.kind, "voc") && strcmp(R->val_split, R->ds.split))
+        return kc_fail("--val-split %s, but --images %s is of the split %s", R->val_split, R->images_spec, R->ds.split);
+    for (int k = 0; k < R->n_davis; k++) KC_TRY(report_davis_load(&R->davis[k], R->davis_split, &dn[k]));
     if (R->n_davis && R->davis_root && !kc_exists(R->davis_root))
         return kc_fail("%s: no such folder (--davis-root)", R->davis_root);
     return 0;

@@ -3,7 +3,10 @@
  * report_run reads what the pipeline already wrote (kc-table's CSVs, kc-plot's figures, kc-score's
  * per-image CSVs, the masks caches, kc-propagate / kc-davis results) and writes R->out/:
  *
- *   index.html                  the tables (sortable), the galleries, the figures, provenance
+ *   index.html                  one line of what the results are of (the setting and refinement, the
+ *                               VOC val split and root, the DAVIS split and root, the networks:
+ *                               eval/table_about.h), the tables (sortable), the galleries, the
+ *                               figures, provenance
  *   gallery-<net>-<setting>.html  every image of a per-image score CSV, worst Jaccard first; sort,
  *                               filter and pages in report.js; thumbnails drawn as they come into view
  *   images/<id>.html            one image: its ground truth and every gallery's mask, full size,
@@ -85,6 +88,9 @@ typedef struct image_ref {
 typedef struct report {
     /* the options (kc-report's command line) */
     const char *out, *title, *images_spec, *voc_root, *davis_root;
+    const char *setting, *refine;   /* named on index.html (NULL: not given; refine "none": none) */
+    const char *val_split;          /* the VOC val split named (NULL: that of --images voc:ROOT:SPLIT) */
+    const char *davis_split;        /* picks each --davis folder's results; NULL: val, else the only one */
     int thumb_h, quality, strip;
     report_named *tables, *scores, *masks, *davis;
     int n_tables, n_scores, n_masks, n_davis;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "datasets/davis_gt.h"
+#include "eval/davis_results.h"
 #include "eval/html.h"
 #include "eval/report_pages.h"
 #include "eval/report_pictures.h"
@@ -110,20 +111,17 @@ static int read_per_frame(report_davis *d, const char *path)
     return 0;
 }
 
-int report_davis_load(const report_named *in, report_davis *d)
+int report_davis_load(const report_named *in, const char *split, report_davis *d)
 {
     memset(d, 0, sizeof *d);
     d->in = in;
     DIR *dir = opendir(in->path);
     if (!dir) return kc_fail("%s: cannot open the DAVIS results of %s (%s)", in->path, in->name, strerror(errno));
-    for (struct dirent *de; (de = readdir(dir));) {
-        size_t n = strlen(de->d_name);
-        if (!strncmp(de->d_name, "global_results-", 15) && n > 19 && !strcmp(de->d_name + n - 4, ".csv") && !d->split)
-            d->split = kc_strfmt("%.*s", (int)n - 19, de->d_name + 15);
-    }
     closedir(dir);
-    if (!d->split) return kc_fail("%s: no global_results-<split>.csv (run kc-davis first)", in->path);
-    char *p = kc_strfmt("%s/global_results-%s.csv", in->path, d->split);
+    int failed;
+    char *p = davis_results_find(in->path, split, 1, &failed);
+    if (!p) return -1;
+    d->split = davis_results_split(p);
     int rc = csv_read(p, &d->global);
     free(p);
     KC_TRY(rc);

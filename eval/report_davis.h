@@ -1,7 +1,8 @@
 /* eval/report_davis.h — the report's DAVIS results (eval/report.h): davis.html and the DAVIS
  * provenance on index.html.
  *
- * One --davis NET=DIR is a kc-propagate / kc-davis results folder: DIR/global_results-<split>.csv
+ * One --davis NET=DIR is a kc-propagate / kc-davis results folder (its split: --davis-split, else
+ * val, else the only one there): DIR/global_results-<split>.csv
  * (shown as it is), DIR/per-sequence_results-<split>.csv (J and F per object, averaged per
  * sequence), DIR/global_results-<split>.json when present (per_frame J of every object: the three
  * frames of each sequence where the mean J falls most from the frame before, the frame before the
@@ -35,7 +36,9 @@ typedef struct report_davis {
     char *prop_text;
 } report_davis;
 
-int report_davis_load(const report_named *in, report_davis *d);
+/* Reads the results folder in->path: its global_results-<split>.* (split NULL: val, else the only
+ * split there; eval/davis_results.h). */
+int report_davis_load(const report_named *in, const char *split, report_davis *d);
 void report_davis_free(report_davis *d);
 /* davis.html for the R->n_davis results dn, into b; draws the frames it shows (when stale). */
 int report_davis_page(report *R, const report_davis *dn, kc_buf *b);

@@ -8,6 +8,7 @@
 
 #include "eval/html.h"
 #include "eval/report_gallery.h"
+#include "eval/table_about.h"
 
 void report_page_begin(kc_buf *b, const char *root, const char *title, const report *R)
 {
@@ -155,10 +156,62 @@ static void galleries_table(kc_buf *b, const report *R)
     kc_buf_printf(b, "</tbody>\n</table>\n");
 }
 
+/* Adds name to the list (names, baseline flags) unless it is there. */
+static void add_net(const char ***names, int **base, int *n, const char *name, int baseline)
+{
+    for (int i = 0; i < *n; i++)
+        if (!strcmp((*names)[i], name)) return;
+    *names = kc_realloc(*names, sizeof **names * (size_t)(*n + 1));
+    *base = kc_realloc(*base, sizeof **base * (size_t)(*n + 1));
+    (*names)[*n] = name;
+    (*base)[(*n)++] = baseline;
+}
+
+/* What the results are of, one line (eval/table_about.h): the setting and refinement, the VOC val
+ * split (--val-split, else that of --images voc:ROOT:SPLIT) and root, the DAVIS split of the results
+ * read and its root, the networks: the rows of the first kc-table report table (first column
+ * `network`, baselines from its `kind`), then those of --scores and --davis not in it. */
+static void about_line(kc_buf *b, const report *R, const csv_file *tables, const report_davis *dn)
+{
+    const char **names = NULL;
+    int *base = NULL, n = 0;
+    for (int t = 0; t < R->n_tables; t++) {
+        const csv_file *c = &tables[t];
+        if (c->n_cols < 1 || strcmp(c->head[0], "network")) continue;
+        int kind = csv_col(c, "kind");
+        for (int r = 0; r < c->n_rows; r++)
+            add_net(&names, &base, &n, c->rows[r][0], kind >= 0 && !strcmp(c->rows[r][kind], "baseline"));
+        break;
+    }
+    for (int k = 0; k < R->n_scores; k++) add_net(&names, &base, &n, R->scores[k].name, 0);
+    for (int k = 0; k < R->n_davis; k++) add_net(&names, &base, &n, R->davis[k].name, 0);
+    /* the DAVIS splits read, each once (one, but for folders of different splits) */
+    kc_buf splits = {0};
+    for (int k = 0; k < R->n_davis; k++) {
+        int seen = 0;
+        for (int q = 0; q < k; q++) seen |= !strcmp(dn[q].split, dn[k].split);
+        if (!seen) kc_buf_printf(&splits, "%s%s", splits.s ? "\", \"" : "", dn[k].split);
+    }
+    const char *val_split = R->val_split;
+    if (!val_split && R->have_ds && !strcmp(R->ds.kind, "voc")) val_split = R->ds.split;
+    table_about a = {.setting = R->setting, .refine = R->refine, .val_split = val_split, .voc_root = R->voc_root,
+                     .has_davis = R->n_davis > 0, .davis_split = splits.s, .davis_root = R->davis_root,
+                     .nets = names, .baseline = base, .n_nets = n};
+    char *line = table_about_line(&a);
+    kc_buf_printf(b, "<p class=\"about\">");
+    html_escape(b, line);
+    kc_buf_printf(b, "</p>\n");
+    free(line);
+    free(splits.s);
+    free(names);
+    free(base);
+}
+
 void report_index(kc_buf *b, const report *R, const csv_file *tables, const report_figures *figs,
                   const report_davis *dn)
 {
     report_page_begin(b, "", R->title, R);
+    about_line(b, R, tables, dn);
     char when[32];
     kc_utc_created(when);
     kc_buf_printf(b, "<p class=\"muted\">written %s by keycut %s: ", when, KC_VERSION);

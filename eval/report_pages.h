@@ -28,7 +28,8 @@ void report_table(kc_buf *b, const report *R, const csv_file *c);
 void report_cache_prov(kc_buf *b, const cache_reader *r);
 /* A gallery's inputs (network, setting, scores, summary.csv, masks) and its masks cache's provenance. */
 void report_gallery_prov(kc_buf *b, const report *R, const gallery *G);
-/* index.html: when, by what command; the tables (tables[t] read from R->tables[t]), the galleries,
+/* index.html: what the results are of (one line: setting, splits, roots, networks), when, by what
+ * command; the tables (tables[t] read from R->tables[t]), the galleries,
  * the figures, the provenance of every gallery and DAVIS result (dn: R->n_davis of them). */
 void report_index(kc_buf *b, const report *R, const csv_file *tables, const report_figures *figs,
                   const report_davis *dn);

@@ -20,6 +20,10 @@
  * italic "Baselines" line (no extra rule when every row is a baseline).  Bold marks the best of
  * the other rows only (of all rows when a column has values only in baseline rows).
  *
+ * A note (table_note: what the table is of, e.g. the setting, splits and networks) is one plain line:
+ * Markdown has it above the table (then an empty line), LaTeX as a comment line at the top (so that
+ * \input still works); the CSV stays the table alone.  Line breaks in it become spaces.
+ *
  * Macro names for \newcommand must be letters only: table_macro_word maps a text to a CamelCase
  * word, digits to English words (2 -> Two), '-' to Dash, '.' to Dot, '_' to Underscore, anything
  * else to X.
@@ -42,6 +46,7 @@ typedef struct kc_table {
     char **groups;                   /* optional (n_cols): a group header above the labels (LaTeX and
                                         Markdown join "group label"); NULL = none */
     int *baseline;                   /* (n_rows): 1 = a baseline row (see above); 0 after table_init */
+    char *note;                      /* optional: one line about the table (see above); NULL = none */
 } kc_table;
 
 /* A growing string. */
@@ -49,6 +54,8 @@ typedef struct kc_table {
 void table_init(kc_table *t, const char *corner_key, const char *corner_label, int n_cols, int n_rows);
 void table_col(kc_table *t, int c, const char *key, const char *label, int bold_best);
 void table_row(kc_table *t, int r, const char *name);
+/* Sets the note (a copy; control characters become spaces). */
+void table_note(kc_table *t, const char *note);
 void table_free(kc_table *t);
 
 char *table_csv(const kc_table *t);

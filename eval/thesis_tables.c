@@ -13,6 +13,7 @@
 #include "eval/score_summary.h"
 #include "eval/setting_choice.h"
 #include "eval/table.h"
+#include "eval/table_about.h"
 #include "pipeline/kc.h"
 #include "pipeline/lock.h"
 
@@ -20,7 +21,8 @@ typedef struct net_scores {
     char *name, *dir;
     score_summary s;
     int has_davis;
-    double jf, j, f;
+    double jf, j, f;       /* at full precision (the JSON of kc-davis) */
+    char *davis_split;     /* the split of the results file read */
     int has_probe; /* the linear probe's mIoU (kc-probe eval's summary.csv) */
     double probe_miou;
     int baseline;
@@ -119,7 +121,18 @@ static int net_index(const net_scores *nets, int n, const char *name, size_t len
     return -1;
 }
 
-/* --davis NET=DIR, --probe NET=DIR, --baseline NET, then the DAVIS results in the score folders. */
+/* The DAVIS results file f (or NULL) of network ns, at full precision. */
+static int read_davis(net_scores *ns, const char *f)
+{
+    if (!f) return 0;
+    KC_TRY(davis_results_read_full(f, &ns->jf, &ns->j, &ns->f));
+    ns->has_davis = 1;
+    ns->davis_split = davis_results_split(f);
+    return 0;
+}
+
+/* --davis NET=DIR, --probe NET=DIR, --baseline NET, then the DAVIS results in the score folders;
+ * all of one split. */
 static int attach(const thesis_tables_opts *o, net_scores *nets)
 {
     int n = o->n_dirs, failed;
@@ -127,11 +140,11 @@ static int attach(const thesis_tables_opts *o, net_scores *nets)
         const char *v = o->davis[k], *eq = strchr(v, '=');
         int i = net_index(nets, n, v, (size_t)(eq - v));
         if (i < 0) return kc_fail("--davis %s: no score folder of network '%.*s'", v, (int)(eq - v), v);
-        char *f = davis_results_find(eq + 1, 1, &failed);
-        int rc = f ? davis_results_read(f, &nets[i].jf, &nets[i].j, &nets[i].f) : -1;
+        if (nets[i].has_davis) return kc_fail("--davis %s: network '%s' is given twice", v, nets[i].name);
+        char *f = davis_results_find(eq + 1, o->davis_split, 1, &failed);
+        int rc = f ? read_davis(&nets[i], f) : -1;
         free(f);
         KC_TRY(rc);
-        nets[i].has_davis = 1;
     }
     for (int k = 0; k < o->n_probe; k++) {
         const char *v = o->probe[k], *eq = strchr(v, '=');
@@ -149,13 +162,37 @@ static int attach(const thesis_tables_opts *o, net_scores *nets)
         if (nets[i].s.n == 1 && !strncmp(nets[i].s.settings[0], "attn-mass", 9)) nets[i].baseline = 1;
     for (int i = 0; i < n; i++) {
         if (nets[i].has_davis) continue;
-        char *f = davis_results_find(nets[i].dir, 0, &failed);
-        int rc = failed ? -1 : f ? davis_results_read(f, &nets[i].jf, &nets[i].j, &nets[i].f) : 0;
-        if (f && rc == 0) nets[i].has_davis = 1;
+        char *f = davis_results_find(nets[i].dir, o->davis_split, 0, &failed);
+        int rc = failed ? -1 : read_davis(&nets[i], f);
         free(f);
         KC_TRY(rc);
     }
+    for (int i = 0, first = -1; i < n; i++) {
+        if (!nets[i].has_davis) continue;
+        if (first < 0) first = i;
+        else if (strcmp(nets[i].davis_split, nets[first].davis_split))
+            return kc_fail("the DAVIS results of %s are of split %s but those of %s of %s; pass --davis-split NAME",
+                           nets[first].name, nets[first].davis_split, nets[i].name, nets[i].davis_split);
+    }
     return 0;
+}
+
+/* The networks in the order given, with their baseline flags (the sweep's column groups). */
+static char *sweep_about(const thesis_tables_opts *o, const net_scores *nets, int n_settings)
+{
+    int n = o->n_dirs;
+    const char **names = kc_calloc((size_t)n + 1, sizeof *names);
+    int *base = kc_calloc((size_t)n + 1, sizeof *base);
+    for (int i = 0; i < n; i++) {
+        names[i] = nets[i].name;
+        base[i] = nets[i].baseline;
+    }
+    table_about a = {.sweep = 1, .select_list = o->select_list, .voc_root = o->voc_root, .n_settings = n_settings,
+                     .nets = names, .baseline = base, .n_nets = n};
+    char *line = table_about_line(&a);
+    free(names);
+    free(base);
+    return line;
 }
 
 /* The sweep: one row per setting of all[], per network Jaccard, CorLoc (and Knife edge). */
@@ -209,21 +246,47 @@ static int sweep_macros(const net_scores *nets, int n, macros *m)
     return 0;
 }
 
+/* The report's line (eval/table_about.h): its rows in the table's order, the networks then the
+ * baselines, each with its setting when that is not the table's (row_setting[i] of nets[i]). */
+static char *report_about(const thesis_tables_opts *o, const net_scores *nets, const char *setting,
+                          char *const *row_setting, const char *davis_split)
+{
+    int n = o->n_dirs, k = 0;
+    const char **names = kc_calloc((size_t)n + 1, sizeof *names), **own = kc_calloc((size_t)n + 1, sizeof *own);
+    int *base = kc_calloc((size_t)n + 1, sizeof *base);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++)
+            if (!!nets[i].baseline == pass) {
+                names[k] = nets[i].name;
+                own[k] = strcmp(row_setting[i], setting) ? row_setting[i] : NULL;
+                base[k++] = pass;
+            }
+    table_about a = {.setting = setting, .refine = o->refine, .val_split = o->val_split, .voc_root = o->voc_root,
+                     .has_davis = davis_split != NULL, .davis_split = davis_split, .davis_root = o->davis_root,
+                     .nets = names, .baseline = base, .own_setting = own, .n_nets = n};
+    char *line = table_about_line(&a);
+    free(names);
+    free(own);
+    free(base);
+    return line;
+}
+
 /* The report: one row per network at setting (a single-setting baseline at its own). */
 static int report_table(const thesis_tables_opts *o, const net_scores *nets, const char *setting, kc_table *rp,
                         macros *m)
 {
-    int n = o->n_dirs, any_davis = 0, any_probe = 0;
+    int n = o->n_dirs, any_probe = 0;
+    const char *davis_split = NULL; /* one for all networks (attach) */
     for (int i = 0; i < n; i++) {
-        any_davis |= nets[i].has_davis;
+        if (nets[i].has_davis && !davis_split) davis_split = nets[i].davis_split;
         any_probe |= nets[i].has_probe;
     }
-    const int probe_col = any_davis ? 5 : 2, n_cols = probe_col + any_probe;
+    const int any_davis = davis_split != NULL, probe_col = any_davis ? 5 : 2, n_cols = probe_col + any_probe;
     table_init(rp, "network", "Network", n_cols, n);
     /* the refinement the VOC masks were scored after, named in the column titles */
-    const char *refine = o->refine;
-    const char *refine_label = !strcmp(refine, "crf") ? " (MaskCut CRF)" : !strcmp(refine, "bs") ? " (TokenCut BS)" : "";
-    char jac_title[64], cor_title[64];
+    const char *refine = o->refine, *refine_what = table_refine_label(refine);
+    char refine_label[32] = "", jac_title[64], cor_title[64];
+    if (refine_what) snprintf(refine_label, sizeof refine_label, " (%s)", refine_what);
     snprintf(jac_title, sizeof jac_title, "VOC Jaccard%s", refine_label);
     snprintf(cor_title, sizeof cor_title, "VOC CorLoc%s", refine_label);
     table_col(rp, 0, "voc_jaccard", jac_title, 1);
@@ -236,14 +299,23 @@ static int report_table(const thesis_tables_opts *o, const net_scores *nets, con
     if (any_probe) table_col(rp, probe_col, "probe_miou", "Probe mIoU", 1);
     KC_TRY(macro_tex(m, NULL, "Setting", setting));
     if (strcmp(refine, "none")) KC_TRY(macro(m, NULL, "Refine", refine));
-    for (int i = 0; i < n; i++) {
+    if (o->val_split) KC_TRY(macro_tex(m, NULL, "ValSplit", o->val_split));
+    if (any_davis) KC_TRY(macro_tex(m, NULL, "DavisSplit", davis_split));
+    if (any_davis && o->davis_root) KC_TRY(macro_tex(m, NULL, "DavisRoot", o->davis_root));
+    char **row_setting = kc_calloc((size_t)n + 1, sizeof *row_setting); /* each row's setting */
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
         const score_summary *s = &nets[i].s;
         int k = score_summary_find(s, setting);
         if (k < 0 && nets[i].baseline && s->n == 1) {
             k = 0; /* e.g. an attention baseline (BASELINES=attn): its own single setting, VOC Jaccard only */
             kc_info("baseline %s: reported at its only setting %s", nets[i].name, s->settings[0]);
         }
-        if (k < 0) return kc_fail("%s: network %s has no scores for setting %s", nets[i].dir, nets[i].name, setting);
+        if (k < 0) {
+            rc = kc_fail("%s: network %s has no scores for setting %s", nets[i].dir, nets[i].name, setting);
+            break;
+        }
+        row_setting[i] = s->settings[k];
         table_row(rp, i, nets[i].name);
         rp->baseline[i] = nets[i].baseline;
         double *row = rp->vals + (size_t)i * n_cols;
@@ -256,13 +328,20 @@ static int report_table(const thesis_tables_opts *o, const net_scores *nets, con
         }
         if (nets[i].has_probe) row[probe_col] = nets[i].probe_miou;
         const char *metric[5] = {"VocJaccard", "VocCorLoc", "DavisJF", "DavisJ", "DavisF"};
-        for (int c = 0; c < n_cols; c++)
-            if (!isnan(row[c])) KC_TRY(macro_pct(m, nets[i].name, any_probe && c == probe_col ? "ProbeMIoU" : metric[c], row[c]));
+        for (int c = 0; c < n_cols && rc == 0; c++)
+            if (!isnan(row[c]))
+                rc = macro_pct(m, nets[i].name, any_probe && c == probe_col ? "ProbeMIoU" : metric[c], row[c]);
         char val[32];
         snprintf(val, sizeof val, "%d", s->images[k]);
-        KC_TRY(macro(m, nets[i].name, "VocImages", val));
+        if (rc == 0) rc = macro(m, nets[i].name, "VocImages", val);
     }
-    return 0;
+    if (rc == 0) {
+        char *line = report_about(o, nets, setting, row_setting, davis_split);
+        table_note(rp, line);
+        free(line);
+    }
+    free(row_setting);
+    return rc;
 }
 
 /* The setting of the report when --setting is not given (eval/setting_choice.h); NULL on error. */
@@ -331,10 +410,15 @@ int thesis_tables_run(const thesis_tables_opts *o)
     score_settings_union(sums, n, &all, &n_all);
     free(sums);
     sweep_table(nets, n, all, n_all, &sw);
+    char *line = sweep_about(o, nets, n_all);
+    table_note(&sw, line);
+    free(line);
     kc_buf_printf(&m.text, "%% generated by keycut kc-table: single numbers (percentages) for \\input\n");
     char val[32];
     snprintf(val, sizeof val, "%d", n_all);
-    if (macro(&m, NULL, "Settings", val) < 0 || (do_sweep && sweep_macros(nets, n, &m) < 0)) {
+    if (macro(&m, NULL, "Settings", val) < 0 || (o->voc_root && macro_tex(&m, NULL, "VocRoot", o->voc_root) < 0) ||
+        (do_sweep && o->select_list && macro_tex(&m, NULL, "SelectList", o->select_list) < 0) ||
+        (do_sweep && sweep_macros(nets, n, &m) < 0)) {
         rc = -1;
         goto done;
     }
@@ -364,6 +448,7 @@ done:
         score_summary_free(&nets[i].s);
         free(nets[i].name);
         free(nets[i].dir);
+        free(nets[i].davis_split);
     }
     free(nets);
     return rc;

@@ -8,7 +8,16 @@
  *   OUT/NAME.*         one row per network at the chosen setting (eval/setting_choice.h; or
  *                      --setting): VOC Jaccard and CorLoc, DAVIS J&F, J-Mean and F-Mean when a
  *                      results file is found (eval/davis_results.h), the probe's mIoU when given;
- *   OUT/NAME-macros.tex  \newcommand{\kc<Name><Net><Metric>}{value} for single numbers.
+ *   OUT/NAME-macros.tex  \newcommand{\kc<Name><Net><Metric>}{value} for single numbers, and
+ *                      \kc<Name>Setting, ...Refine, ...ValSplit, ...VocRoot, ...DavisSplit,
+ *                      ...DavisRoot, ...SelectList for what was given (and is in the tables).
+ * Each Markdown table has one plain line above it, each LaTeX table the same as its first comment
+ * line, saying what it is of (eval/table_about.h): the report its setting (and refinement), the VOC
+ * val split and root, the DAVIS split and root when it has DAVIS columns, the networks in row order;
+ * the sweep the selection split list, the VOC root and the networks.  The CSVs hold the table alone.
+ * The DAVIS numbers are kc-davis's JSON's, at full precision (eval/davis_results.h); davis_split
+ * picks the results files global_results-<davis_split>.* (else val, else the only one) and the
+ * split named is that of the files read, which must be one for all networks.
  * only = "sweep" / "report" writes that table alone, as OUT/NAME.*.  Baselines (--baseline, a
  * network scored at one attn-mass<m> setting) are listed after the networks and do not choose the
  * setting; one with a single setting is reported at it.  print_best prints the chosen setting and
@@ -27,6 +36,9 @@ typedef struct thesis_tables_opts {
     const char *ledger;
     const char *only;      /* NULL, "sweep" or "report" */
     const char *refine;    /* "none", "crf" or "bs": named in the VOC column titles */
+    const char *voc_root, *val_split; /* named in the report's line, NULL: not given */
+    const char *davis_root, *davis_split; /* named when there are DAVIS columns; the split picks the files */
+    const char *select_list; /* the sweep's selection split list, named in its line; NULL: not given */
     int print_best;
     char *const *dirs;     /* (n_dirs) score folders */
     int n_dirs;

@@ -2,11 +2,16 @@
  *
  *   kc-report --out DIR [--table FILE.csv]... [--figures DIR] [--scores NET=DIR]... [--masks NET=FILE]...
  *             [--images DATASET] [--voc ROOT] [--davis NET=DIR]... [--davis-root ROOT]
+ *             [--setting ID] [--refine none|crf|bs] [--val-split NAME] [--davis-split NAME]
  *
  * Reads what the pipeline already wrote (kc-table's CSVs, kc-plot's figures, kc-score's per-image
  * CSVs, the masks caches, kc-propagate / kc-davis results) and writes DIR/: index.html, one gallery
  * page per network and setting, one page per image, davis.html, and the pictures they show, each
- * redrawn only when its inputs changed.  The folder's layout and the rules are in eval/report.h;
+ * redrawn only when its inputs changed.  Near the top, index.html says in one line what the results
+ * are of (eval/table_about.h, as kc-table's report.md): --setting and --refine, the VOC val split
+ * (--val-split, else SPLIT of --images voc:ROOT:SPLIT) and root, the DAVIS split (--davis-split,
+ * which also picks the results files) and --davis-root, the networks.  The folder's layout and the
+ * rules are in eval/report.h;
  * this file reads the options and calls report_run.
  */
 #include <stdio.h>
@@ -22,6 +27,7 @@ static void usage(int status)
             "usage: kc-report --out DIR [--table FILE.csv]... [--figures DIR] [--scores NET=DIR]...\n"
             "                 [--masks NET=FILE]... [--images DATASET] [--voc ROOT]\n"
             "                 [--davis NET=DIR]... [--davis-root ROOT] [--title TEXT]\n"
+            "                 [--setting ID] [--refine none|crf|bs] [--val-split NAME] [--davis-split NAME]\n"
             "\n"
             "Writes a static HTML results browser into DIR (DIR/index.html): the tables, the figures, one\n"
             "gallery per network and scored setting (every image with its Jaccard and CorLoc, worst first,\n"
@@ -38,6 +44,11 @@ static void usage(int status)
             "  --voc ROOT         ground truth ROOT/SegmentationObject/<id>.png (default: ROOT of voc:ROOT:SPLIT)\n"
             "  --davis NET=DIR    kc-propagate / kc-davis results of NET; repeatable\n"
             "  --davis-root ROOT  DAVIS frames and annotations (for the DAVIS strips)\n"
+            "  --setting ID       the report's setting, named on index.html (as kc-table --setting)\n"
+            "  --refine none|crf|bs  the pixel refinement the VOC scores are of, named on index.html\n"
+            "  --val-split NAME   the VOC val split named on index.html (default: SPLIT of voc:ROOT:SPLIT)\n"
+            "  --davis-split NAME the DAVIS split: each --davis folder's global_results-NAME.* are read\n"
+            "                     (default: val, else the only one) and the split is named on index.html\n"
             "  --title TEXT       the page title (default \"keycut report\")\n"
             "  --thumb-height N   thumbnail height in pixels (default 96)\n"
             "  --quality Q        JPEG quality of the photos (default 30: the masks are drawn sharp over them;\n"
@@ -50,7 +61,8 @@ static void usage(int status)
             "            --scores dino=work/scores/dino/val-t0.15-bin-mean-corners-n3 \\\n"
             "            --masks dino=work/cache/dino/voc12-val/masks-t0.15-bin-mean-corners-n3.h5 \\\n"
             "            --images voc:/data/VOCdevkit/VOC2012:val \\\n"
-            "            --davis dino=work/results/dino/davis17-val --davis-root /data/DAVIS\n");
+            "            --davis dino=work/results/dino/davis17-val --davis-root /data/DAVIS --davis-split val \\\n"
+            "            --setting t0.15-bin-mean-corners-n3\n");
     exit(status);
 }
 
@@ -113,6 +125,16 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--images")) R.images_spec = v;
         else if (!strcmp(a, "--voc")) R.voc_root = v;
         else if (!strcmp(a, "--davis-root")) R.davis_root = v;
+        else if (!strcmp(a, "--setting")) R.setting = v;
+        else if (!strcmp(a, "--val-split")) R.val_split = v;
+        else if (!strcmp(a, "--refine")) {
+            if (strcmp(v, "none") && strcmp(v, "crf") && strcmp(v, "bs"))
+                kc_die_msg("--refine: none, crf or bs, not '%s'", v);
+            R.refine = v;
+        } else if (!strcmp(a, "--davis-split")) {
+            if (!*v || strpbrk(v, "/ \t")) kc_die_msg("--davis-split: bad split name '%s'", v);
+            R.davis_split = v;
+        }
         else if (!strcmp(a, "--thumb-height")) R.thumb_h = parse_int(a, v, 16, 1024);
         else if (!strcmp(a, "--quality")) R.quality = parse_int(a, v, 1, 100);
         else if (!strcmp(a, "--strip")) R.strip = parse_int(a, v, 1, 100);

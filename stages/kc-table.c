@@ -2,6 +2,7 @@
  *
  *   kc-table SCORE_DIRS... --out DIR [--name NAME] [--setting ID] [--davis NET=DIR]... [--ledger FILE]
  *            [--only sweep|report] [--baseline NET]... [--refine none|crf|bs]
+ *            [--voc ROOT] [--val-split NAME] [--davis-root ROOT] [--davis-split NAME] [--select-list FILE]
  *
  * Each SCORE_DIR is one network's kc-score output; the network's name is the first line of
  * SCORE_DIR/network when present, else the folder's name.  From every SCORE_DIR/summary.csv:
@@ -11,8 +12,10 @@
  *                                of images whose mask rests on rounding (docs/ties.md)
  *   DIR/NAME.{csv,md,tex}        one row per network: VOC Jaccard and CorLoc at the chosen setting,
  *                                plus DAVIS J&F, J-Mean and F-Mean when a global_results-*.csv is found
- *                                for the network (in --davis NET=DIR, else in its SCORE_DIR; val
- *                                preferred when there are several)
+ *                                for the network (in --davis NET=DIR, else in its SCORE_DIR; that of
+ *                                --davis-split, else val when there are several), the numbers read at
+ *                                full precision from the global_results-*.json beside it (an error
+ *                                when it is missing)
  *   DIR/NAME-macros.tex          \newcommand{\kc<Name><Net><Metric>}{value} for single numbers,
  *                                \kc<Name>Setting and \kc<Name>Settings, per network the sweep's best
  *                                (\kc<Name><Net>BestJaccard, ...BestCorLoc, ...BestJaccardSetting);
@@ -27,6 +30,14 @@
  * --refine crf|bs names the pixel refinement the report's VOC scores were computed after (kc-refine:
  * MaskCut's dense CRF, TokenCut's bilateral solver) in their column titles and the macro
  * \kc<Name>Refine.
+ * What a table is of is one line above the Markdown table and the first (comment) line of the LaTeX
+ * one (eval/table_about.h; the CSVs hold the table alone): the report names its setting, --refine,
+ * the VOC val split --val-split NAME and root --voc ROOT, with DAVIS columns the split of their
+ * results files and the DAVIS root --davis-root ROOT, and the networks in row order; the sweep the
+ * selection split list --select-list FILE, --voc ROOT and the networks.  The macros \kc<Name>ValSplit,
+ * ...VocRoot, ...DavisSplit, ...DavisRoot and ...SelectList hold them too.  These options only name
+ * things (nothing is read from them) but --davis-split NAME, which also picks each network's
+ * global_results-NAME.{csv,json}.
  * NAME defaults to "report".  The chosen setting is --setting, else the rule of eval/setting_choice.h
  * (the only setting when there is one, else the best mean Jaccard over the networks that are not
  * baselines; printed), which kc-plot sweep's star follows too.  Tables show percentages with one
@@ -47,6 +58,7 @@ static void usage(int status)
     fprintf(status ? stderr : stdout,
             "usage: kc-table SCORE_DIRS... --out DIR [--name NAME] [--setting ID] [--davis NET=DIR]... [--probe NET=DIR]...\n"
             "                [--ledger FILE] [--only sweep|report] [--baseline NET]... [--refine none|crf|bs]\n"
+            "                [--voc ROOT] [--val-split NAME] [--davis-root ROOT] [--davis-split NAME] [--select-list FILE]\n"
             "       kc-table SCORE_DIRS... --print-best [--baseline NET]...\n"
             "\n"
             "Builds the sweep table (one row per setting, one column pair per network, best in bold)\n"
@@ -59,10 +71,21 @@ static void usage(int status)
             "--probe NET=DIR: the report gains the column \"Probe mIoU\" (kc-probe eval's DIR/summary.csv).\n"
             "--baseline NET: network NET is a baseline: listed after the networks under a rule and\n"
             "labelled, left out of the setting choice; one with a single setting is reported at it.\n"
+            "DAVIS columns are read at full precision from global_results-<split>.json beside the CSV.\n"
+            "What the tables are of is one line above each Markdown table and the first comment line of\n"
+            "each LaTeX one (never in the CSVs), and macros: the report's setting and refinement, and\n"
+            "  --voc ROOT          the VOC root (named; also in the sweep's line)\n"
+            "  --val-split NAME    the VOC list the report's scores are of (named)\n"
+            "  --davis-root ROOT   the DAVIS-2017 root (named when there are DAVIS columns)\n"
+            "  --davis-split NAME  the DAVIS split: reads global_results-NAME.{csv,json} (default: val,\n"
+            "                      else the only one) and is named\n"
+            "  --select-list FILE  the selection split list of the sweep (named in its line)\n"
+            "and the networks in row order.\n"
             "\n"
             "example:\n"
             "  kc-table out/dino/scores out/selfpatch/scores --out tables --name val \\\n"
-            "           --setting t0.15-bin-mean-corners-n3 --davis dino=out/dino/davis\n");
+            "           --setting t0.15-bin-mean-corners-n3 --davis dino=out/dino/davis \\\n"
+            "           --voc /data/VOC2012 --val-split val --davis-root /data/DAVIS --davis-split val\n");
     exit(status);
 }
 
@@ -71,6 +94,7 @@ int main(int argc, char **argv)
     kc_set_prog("kc-table");
     kc_set_cmdline(argc, argv);
     const char *out = NULL, *name = "report", *setting = NULL, *ledger = "ledger.tsv", *only = NULL, *refine = "none";
+    const char *voc_root = NULL, *val_split = NULL, *davis_root = NULL, *davis_split = NULL, *select_list = NULL;
     char **dirs = kc_calloc((size_t)argc, sizeof *dirs), **davis = kc_calloc((size_t)argc, sizeof *davis);
     char **baselines = kc_calloc((size_t)argc, sizeof *baselines);
     int n_dirs = 0, n_davis = 0, print_best = 0, n_baselines = 0, n_probe = 0;
@@ -89,6 +113,14 @@ int main(int argc, char **argv)
             else if (!strcmp(a, "--name")) name = v;
             else if (!strcmp(a, "--setting")) setting = v;
             else if (!strcmp(a, "--ledger")) ledger = v;
+            else if (!strcmp(a, "--voc")) voc_root = v;
+            else if (!strcmp(a, "--val-split")) val_split = v;
+            else if (!strcmp(a, "--davis-root")) davis_root = v;
+            else if (!strcmp(a, "--select-list")) select_list = v;
+            else if (!strcmp(a, "--davis-split")) {
+                if (!*v || strpbrk(v, "/ \t")) kc_die_msg("--davis-split: bad split name '%s'", v);
+                davis_split = v;
+            }
             else if (!strcmp(a, "--refine")) {
                 if (strcmp(v, "none") && strcmp(v, "crf") && strcmp(v, "bs")) kc_die_msg("--refine: none, crf or bs, not '%s'", v);
                 refine = v;
@@ -117,7 +149,9 @@ int main(int argc, char **argv)
     if (!out || n_dirs == 0) kc_die_msg("need score folders and --out DIR (see --help)");
     if (!*name || strpbrk(name, "/ \t")) kc_die_msg("--name: bad value '%s'", name);
     thesis_tables_opts o = {.out = out, .name = name, .setting = setting, .ledger = ledger, .only = only,
-                            .refine = refine, .print_best = print_best, .dirs = dirs, .n_dirs = n_dirs,
+                            .refine = refine, .voc_root = voc_root, .val_split = val_split,
+                            .davis_root = davis_root, .davis_split = davis_split, .select_list = select_list,
+                            .print_best = print_best, .dirs = dirs, .n_dirs = n_dirs,
                             .davis = davis, .n_davis = n_davis, .probe = probe, .n_probe = n_probe,
                             .baselines = baselines, .n_baselines = n_baselines};
     if (thesis_tables_run(&o) < 0) kc_die();

@@ -4,7 +4,8 @@
 # tests recompute what the figures should hold from these files):
 #   DIR/scores/NET/select/summary.csv   the 144 settings of configs/sweep.ini
 #   DIR/scores/NET/val-t0.15-bin-mean-corners-n3/summary.csv   one setting
-#   DIR/results/NET/davis17-val/global_results-val.csv         a DAVIS global results line
+#   DIR/results/NET/davis17-val/global_results-val.{csv,json}  a DAVIS global results line (3 decimals)
+#                                                               and, as kc-davis writes it, the JSON
 # (the layout pipeline.mk uses under OUT=DIR)
 # and DIR/nets.ini: a network named <run>-e<epoch> (e.g. run2-e05) gets `run = <run>` and
 # `epoch = <epoch>`; any other name is a baseline section without them.
@@ -35,8 +36,12 @@ for net in "$@"; do
   awk -v seed="$seed" 'BEGIN { srand(100 + seed); print "setting,images,jaccard,corloc"
     printf "t0.15-bin-mean-corners-n3,1449,%.9g,%.9g\n", 0.35 + 0.01 * seed + 0.05 * rand(), 0.45 + 0.01 * seed + 0.05 * rand() }' \
     > "$val/summary.csv"
-  awk -v seed="$seed" 'BEGIN { srand(200 + seed); print "J&F-Mean,J-Mean,J-Recall,J-Decay,F-Mean,F-Recall,F-Decay"
-    jf = 0.50 + 0.01 * seed + 0.05 * rand(); printf "%.3f,%.3f,0.700,0.100,%.3f,0.800,0.100\n", jf, jf - 0.02, jf + 0.02 }' \
+  awk -v seed="$seed" -v json="$dir/results/$net/davis17-val/global_results-val.json" 'BEGIN { srand(200 + seed)
+    print "J&F-Mean,J-Mean,J-Recall,J-Decay,F-Mean,F-Recall,F-Decay"
+    jf = 0.50 + 0.01 * seed + 0.05 * rand(); printf "%.3f,%.3f,0.700,0.100,%.3f,0.800,0.100\n", jf, jf - 0.02, jf + 0.02
+    printf "{\n \"global\": {\n  \"J&F-Mean\": %.17g,\n  \"J-Mean\": %.17g,\n  \"J-Recall\": 0.7,\n  \"J-Decay\": 0.1,\n" \
+      "  \"F-Mean\": %.17g,\n  \"F-Recall\": 0.8,\n  \"F-Decay\": 0.1\n },\n \"per_object\": {\n },\n \"per_frame\": {\n }\n}\n",
+      jf, jf - 0.02, jf + 0.02 > json }' \
     > "$dir/results/$net/davis17-val/global_results-val.csv"
   if [[ $net =~ ^(.+)-e0*([0-9]+)$ ]]; then
     printf '[%s]\nweights = checkpoints/%s/checkpoint%s.pth\nrun = %s\nepoch = %s\n\n' "$net" "${BASH_REMATCH[1]}" \

@@ -48,6 +48,31 @@ EOF
   then ok; else bad "multi-object values differ from tests/ref/davis_ref.py"; fi
 fi
 
+# ---- kc-table's DAVIS columns: kc-davis's JSON at full precision, named root and split ----
+# (a one-setting score folder beside the generated results; the JSON's numbers read here with sed)
+TB=$BUILD/kc-table
+mkdir -p "$T/scores" && printf 'setting,images,jaccard,corloc\nt0.15-bin-mean-corners-n3,3,0.5,0.25\n' >"$T/scores/summary.csv"
+echo gen >"$T/scores/network"
+json_global() { sed -n "s/^  \"$1\": \([^,]*\),\{0,1\}\$/\1/p" "$2" | head -n 1; }
+if $TB "$T/scores" --out "$T/tab" --only report --davis "gen=$G/res" --davis-root "$G/root" --davis-split val \
+     --ledger "$T/none.tsv" >/dev/null 2>"$T/err.txt"; then ok; else bad "kc-table on kc-davis's results: $(cat "$T/err.txt")"; fi
+want=""
+for k in 'J&F-Mean' J-Mean F-Mean; do want="$want,$(json_global "$k" "$G/res/global_results-val.json")"; done
+got=$(awk -F, 'NR == 2 {print "," $4 "," $5 "," $6}' "$T/tab/report.csv" 2>/dev/null)
+if [ -n "$got" ] && awk -F, -v w="$want" -v g="$got" 'BEGIN { n = split(w, a); split(g, b); for (i = 2; i <= n; i++) if (a[i] + 0 != b[i] + 0 || a[i] == "") exit 1 }'; then ok
+else bad "report.csv's davis_jf,davis_j,davis_f '$got' are not the JSON's '$want'"; fi
+csv3=$(awk -F, 'NR == 2 {print $1}' "$G/res/global_results-val.csv")
+if [ -n "$got" ] && [ ",$csv3" != "$(cut -d, -f1,2 <<<"$got")" ]; then ok; else bad "the J&F in report.csv is the CSV's 3 decimals $csv3"; fi
+line=$(head -n 1 "$T/tab/report.md" 2>/dev/null)
+for w in "DAVIS-2017 split \"val\"" "$G/root" "networks: gen" "t0.15-bin-mean-corners-n3"; do
+  if grep -qF -- "$w" <<<"$line"; then ok; else bad "report.md's line does not name '$w': $line"; fi
+done
+# no JSON beside the CSV: one error line naming it (no fall back to the 3 decimals)
+mkdir -p "$T/nojson" && cp "$G/res/global_results-val.csv" "$T/nojson/"
+err=$($TB "$T/scores" --out "$T/tab2" --only report --davis "gen=$T/nojson" --ledger "$T/none.tsv" 2>&1 >/dev/null); rc=$?
+if [ $rc -ne 0 ] && [ "$(grep -c . <<<"$err")" -eq 1 ] && grep -qF "$T/nojson/global_results-val.json" <<<"$err"; then ok
+else bad "kc-table without the JSON (rc=$rc): $err"; fi
+
 # ---- bad input ----
 B=$T/bad; cp -r "$G" "$B"; rm -f "$B"/res/*.csv "$B"/res/*.json
 rm "$B/res/v01/00004.png" "$B/res/v01/00006.png"

@@ -83,6 +83,21 @@ printf 'kcData(1, "x", []);\n' >"$R/data/gt/7.js"
 again >/dev/null
 if [ ! -e "$R/data/gt/7.js" ] && [ -f "$R/data/gt/0.js" ]; then ok; else bad "the stale data/gt/7.js was kept"; fi
 
+# ---- the line near the top of index.html: setting, VOC split and root, DAVIS root and split, networks
+again --setting "$S" --refine none --davis-split val >"$T/about.log" || bad "kc-report --setting --davis-split: $(tail -n 2 "$T/about.log")"
+about=$(grep -m 1 '<p class="about">' "$R/index.html")
+# the networks in the report table's row order, baselines marked (from report.csv)
+nets=$(awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == "kind") k = i; next}
+  {printf "%s%s%s", (NR > 2) ? ", " : "", $1, (k && $k == "baseline") ? " (baseline)" : ""}' "$T/demo/tables/report.csv")
+for want in "setting $S" "val split &quot;val&quot;" "of $T/demo/data/voc " "DAVIS-2017 split &quot;val&quot;" \
+            "of $T/demo/data/davis" "networks: $nets"; do
+  if grep -qF -- "$want" <<<"$about"; then ok; else bad "index.html's line does not name '$want': ${about:-(no <p class=\"about\">)}"; fi
+done
+if [ -n "$about" ] && [ "$(grep -n '<p class="about">' "$R/index.html" | cut -d: -f1)" -lt "$(grep -n -m 1 '<h2>' "$R/index.html" | cut -d: -f1)" ]
+then ok; else bad "the line is not above the first table of index.html"; fi
+out=$(again --davis-split nosuch); rc=$?
+if [ $rc -ne 0 ] && grep -q 'global_results-nosuch.csv' <<<"$out"; then ok; else bad "--davis-split of no results (rc=$rc): $out"; fi
+
 # ---- the escaping check: an id and a network name with <, &, quotes (a list: dataset) ---------
 O=$T/odd
 ODD_ID=$'x<b>&"\'1'

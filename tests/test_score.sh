@@ -82,8 +82,13 @@ expect_fail "short train list" "fewer than the 1000" $S --make-selection $SPLIT 
 
 # 5. tables: files, bold, macros, DAVIS columns, ledger count, byte-identical reruns
 mkdir -p $T/davis && printf 'J&F-Mean,J-Mean,J-Recall,J-Decay,F-Mean,F-Recall,F-Decay\n0.856,0.831,0.872,0.203,0.881,0.972,0.173\n' >$T/davis/global_results-val.csv
+# kc-davis's JSON beside it: the same numbers at full precision (the CSV has them to 3 decimals)
+printf '{\n "global": {\n  "J&F-Mean": %s,\n  "J-Mean": %s,\n  "J-Recall": 0.872,\n  "J-Decay": 0.203,\n  "F-Mean": %s,\n  "F-Recall": 0.972,\n  "F-Decay": 0.173\n },\n "per_object": {\n },\n "per_frame": {\n }\n}\n' \
+  0.85612345678901234 0.83098765432109876 0.88125925925925925 >$T/davis/global_results-val.json
+# what report.md's line is to name (the paths need not exist: kc-table only names them)
+ABOUT=(--voc /data/VOC_2012 --val-split val --davis-root /data/DAVIS-2017 --davis-split val --select-list /data/splits/select1000.txt)
 for k in 1 2; do
-  if $TB $T/a $T/b --out $T/tab$k --name val --setting t0.20-bin-mean-seed-n1 --davis nat-16=$T/davis --ledger $L \
+  if $TB $T/a $T/b --out $T/tab$k --name val --setting t0.20-bin-mean-seed-n1 --davis nat-16=$T/davis --ledger $L "${ABOUT[@]}" \
        >$T/tab$k.out 2>$T/err; then ok; else bad "kc-table: $(cat $T/err)"; fi
 done
 for f in val.csv val.md val.tex val-sweep.csv val-sweep.md val-sweep.tex val-macros.tex; do
@@ -91,24 +96,64 @@ for f in val.csv val.md val.tex val-sweep.csv val-sweep.md val-sweep.tex val-mac
 done
 [ "$(head -n 1 $T/tab1/val.csv)" = "network,voc_jaccard,voc_corloc,davis_jf,davis_j,davis_f" ] && ok || bad "val.csv header"
 jt=$(awk -F, '$1=="t0.20-bin-mean-seed-n1" {print $3}' $D/expected_summary.csv)
-awk -F, -v j="$jt" '$1=="tinynet" {d=$2-j; if (d<0) d=-d; f = d <= 1e-9 && $5==""} $1=="nat-16" {g = $4==0.856 && $6==0.881} END {exit !(f && g)}' \
+awk -F, -v j="$jt" '$1=="tinynet" {d=$2-j; if (d<0) d=-d; f = d <= 1e-9 && $5==""} END {exit !f}' \
   $T/tab1/val.csv && ok || bad "val.csv values: $(cat $T/tab1/val.csv)"
+# the DAVIS columns at full precision: equal (as doubles, exactly) to the JSON's, read here with sed
+json_global() { sed -n "s/^  \"$1\": \([^,]*\),\{0,1\}\$/\1/p" "$2" | head -n 1; }
+jf=$(json_global 'J&F-Mean' $T/davis/global_results-val.json) jm=$(json_global J-Mean $T/davis/global_results-val.json)
+fm=$(json_global F-Mean $T/davis/global_results-val.json)
+awk -F, -v jf="$jf" -v jm="$jm" -v fm="$fm" '$1=="nat-16" {g = $4 + 0 == jf + 0 && $5 + 0 == jm + 0 && $6 + 0 == fm + 0} END {exit !g}' \
+  $T/tab1/val.csv && [ -n "$jf" ] && ok || bad "val.csv DAVIS columns are not the JSON's $jf $jm $fm: $(grep nat-16 $T/tab1/val.csv)"
 grep -q '^| nat-16 | \*\*26.8\*\* | 0.0 | \*\*85.6\*\* | \*\*83.1\*\* | \*\*88.1\*\* |$' $T/tab1/val.md && ok || bad "val.md: $(cat $T/tab1/val.md)"
 grep -q '^t0.20-bin-mean-seed-n1 & \\textbf{12.4} & \\textbf{25.0} & \\textbf{26.8} & 0.0 \\\\$' $T/tab1/val-sweep.tex && ok \
   || bad "val-sweep.tex: $(cat $T/tab1/val-sweep.tex)"
+# the line above the table names the setting, the val split, the VOC root, the DAVIS root and split and
+# the networks in the rows' order (taken here from val.csv); val.tex has it as its first (comment) line
+line=$(head -n 1 $T/tab1/val.md) nets=$(tail -n +2 $T/tab1/val.csv | cut -d, -f1 | paste -sd, - | sed 's/,/, /g')
+for want in 't0.20-bin-mean-seed-n1' 'val split "val"' '/data/VOC_2012' 'DAVIS-2017 split "val"' '/data/DAVIS-2017' \
+            "networks: $nets"; do
+  grep -qF -- "$want" <<<"$line" && ok || bad "val.md's first line does not name '$want': $line"
+done
+[ "$(sed -n 2p $T/tab1/val.md)" = "" ] && sed -n 3p $T/tab1/val.md | grep -q '^| Network |' && ok || bad "val.md: $(head -n 3 $T/tab1/val.md)"
+[ "$(head -n 1 $T/tab1/val.tex)" = "% $line" ] && ok || bad "val.tex's first line is not '% $line': $(head -n 1 $T/tab1/val.tex)"
+! grep -q '^[%#]\|VOC_2012\|DAVIS-2017' $T/tab1/val.csv && ok || bad "val.csv holds more than the table: $(cat $T/tab1/val.csv)"
+for want in '\kcValValSplit}{val}' '\kcValVocRoot}{/data/VOC\_2012}' '\kcValDavisRoot}{/data/DAVIS-2017}' '\kcValDavisSplit}{val}' \
+            '\kcValSelectList}{/data/splits/select1000.txt}'; do
+  grep -qF -- "\newcommand{$want" $T/tab1/val-macros.tex && ok || bad "val-macros.tex has no $want: $(cat $T/tab1/val-macros.tex)"
+done
+# the sweep's line: the selection split list and the networks in the column groups' order (from its CSV)
+line=$(head -n 1 $T/tab1/val-sweep.md)
+snets=$(head -n 1 $T/tab1/val-sweep.csv | tr ',' '\n' | sed -n 's/_jaccard$//p' | paste -sd, - | sed 's/,/, /g')
+for want in '/data/splits/select1000.txt' '/data/VOC_2012' "networks: $snets"; do
+  grep -qF -- "$want" <<<"$line" && ok || bad "val-sweep.md's first line does not name '$want': $line"
+done
+# the full-precision DAVIS numbers need the JSON: without it, one error line naming it
+mkdir -p $T/davis-nojson && cp $T/davis/global_results-val.csv $T/davis-nojson/
+err=$($TB $T/a $T/b --out $T/tab4 --name val --setting t0.20-bin-mean-seed-n1 --davis nat-16=$T/davis-nojson --ledger $L 2>&1 >/dev/null); rc=$?
+[ $rc -ne 0 ] && [ "$(grep -c . <<<"$err")" -eq 1 ] && grep -qF "$T/davis-nojson/global_results-val.json" <<<"$err" && [ ! -e $T/tab4 ] && ok \
+  || bad "no JSON (rc=$rc): $err"
+expect_fail "--davis-split of no results file" "davis/global_results-test-dev.csv" \
+  $TB $T/a $T/b --out $T/tab4 --name val --setting t0.20-bin-mean-seed-n1 --davis nat-16=$T/davis --davis-split test-dev --ledger $L
 grep -q '\\begin{tabular}' $T/tab1/val.tex && grep -q '\\bottomrule' $T/tab1/val.tex && grep -q 'DAVIS J\\&F' $T/tab1/val.tex && ok \
   || bad "val.tex: $(cat $T/tab1/val.tex)"
 if grep -v '^%' $T/tab1/val-macros.tex | grep -qvE '^\\newcommand\{\\[A-Za-z]+\}\{[^}]*\}$'; then bad "macro names: $(cat $T/tab1/val-macros.tex)"; else ok; fi
 grep -q '^\\newcommand{\\kcValNatDashOneSixDavisJF}{85.6}$' $T/tab1/val-macros.tex && ok || bad "DAVIS macro: $(cat $T/tab1/val-macros.tex)"
 grep -q 'val.txt .*opened 2 times' $T/tab1.out && ok || bad "ledger count: $(cat $T/tab1.out)"
 # --only (as pipeline.mk calls it): just that table, as NAME.*
-$TB $T/a $T/b --out $T/only --name sweep --only sweep --ledger $L >/dev/null 2>&1 &&
+$TB $T/a $T/b --out $T/only --name sweep --only sweep --ledger $L --select-list /data/splits/select1000.txt >/dev/null 2>&1 &&
   [ "$(head -n 1 $T/only/sweep.csv)" = "setting,tinynet_jaccard,tinynet_corloc,nat-16_jaccard,nat-16_corloc" ] &&
+  head -n 1 $T/only/sweep.md | grep -qF '/data/splits/select1000.txt' && head -n 1 $T/only/sweep.md | grep -qF 'networks: tinynet, nat-16' &&
   [ ! -e $T/only/sweep-sweep.csv ] && grep -q 'kcSweepNatDashOneSixBestJaccard}{26.8}' $T/only/sweep-macros.tex && ok \
   || bad "--only sweep: $(ls $T/only 2>&1)"
 $TB $T/a $T/b --out $T/only --name report --only report --setting t0.15-bin-mean-corners-n3 --ledger $L >/dev/null 2>&1 &&
   [ "$(head -n 1 $T/only/report.csv)" = "network,voc_jaccard,voc_corloc" ] && [ ! -e $T/only/report-sweep.csv ] && ok \
   || bad "--only report: $(ls $T/only 2>&1)"
+# only what was given is named: no VOC root, val split or DAVIS here; --refine is named
+line=$(head -n 1 $T/only/report.md)
+grep -qF 't0.15-bin-mean-corners-n3' <<<"$line" && grep -qF 'networks: tinynet, nat-16' <<<"$line" && ! grep -q 'DAVIS\|split\| of ' <<<"$line" \
+  && ok || bad "report.md's line names what was not given: $line"
+$TB $T/a $T/b --out $T/only --name refined --only report --setting t0.15-bin-mean-corners-n3 --refine crf --ledger $L >/dev/null 2>&1 &&
+  head -n 1 $T/only/refined.md | grep -qF 'crf' && ok || bad "the line does not name --refine crf: $(head -n 1 $T/only/refined.md)"
 # the knife-edge share (docs/ties.md): a column per network when the per-setting CSVs fill knife_edge
 cp -r $T/a $T/k && echo knifenet >$T/k/network
 for f in $T/k/t0.*.csv; do awk -F, 'NR == 1 {print; next} {print $0 (NR == 2 ? "1" : "0")}' "$f" >"$f.new" && mv "$f.new" "$f"; done

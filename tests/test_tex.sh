@@ -27,8 +27,10 @@ step "kc-demo-data" "$BUILD/kc-demo-data" --out "$d/demo"
 step "kc-plot davis-grid" "$BUILD/kc-plot" davis-grid --davis "$d/demo/davis" --sequence dots --frames 2 \
   --results "gt-as-result=$d/demo/davis/Annotations/480p" --out "$d/figs"
 step "kc-table sweep" "$BUILD/kc-table" $(for n in "${NETS[@]}"; do echo "$d/w/scores/$n/select"; done) --out "$d/tables" \
-  --name sweep --only sweep --ledger "$d/none.tsv"
-step "kc-table report" "$BUILD/kc-table" "${val[@]}" --out "$d/tables" --name report --only report "${dav[@]}" --ledger "$d/none.tsv"
+  --name sweep --only sweep --ledger "$d/none.tsv" --voc '/data/VOC_2012 & co' --select-list '/data/splits/select_1000.txt'
+# what the tables are of: a comment line atop each .tex, macros escaped (paths with LaTeX specials)
+step "kc-table report" "$BUILD/kc-table" "${val[@]}" --out "$d/tables" --name report --only report "${dav[@]}" --ledger "$d/none.tsv" \
+  --voc '/data/VOC_2012 & co' --val-split val --davis-root '/data/DAVIS#1~x%' --davis-split val
 
 fragments=("$d"/tables/*.tex "$d"/figs/*.tex)
 {
@@ -48,6 +50,7 @@ EOF
     echo "\\clearpage\\noindent\\texttt{\\detokenize{$(basename "$f")}}\\par\\input{$f}"
   done
   echo '\clearpage Setting \kcReportSetting, dino \kcReportSelfUnderscorePatchVocJaccard.'
+  echo 'VOC \kcReportValSplit{} of \kcReportVocRoot, DAVIS \kcReportDavisSplit{} of \kcReportDavisRoot, sweep on \kcSweepSelectList.'
   echo '\end{document}'
 } > "$d/doc.tex"
 n_frag=${#fragments[@]}

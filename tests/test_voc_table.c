@@ -1,4 +1,5 @@
-/* tests/test_voc_table.c — eval/table: CSV / Markdown / LaTeX writers, bold best, macro words. */
+/* tests/test_voc_table.c — eval/table: CSV / Markdown / LaTeX writers, bold best, the note line,
+ * macro words. */
 #include <math.h>
 
 #include "eval/table.h"
@@ -85,6 +86,31 @@ int main(void)
     CHECK(strstr(md, "| s1 | 33.3 | **30.0** |\n") != NULL, "md, rounded:\n%s", md);
     free(csv);
     free(md);
+    table_free(&t);
+
+    /* the note: one plain line above the Markdown table, the LaTeX fragment's first (comment)
+     * line, never in the CSV; a line break in it becomes a space */
+    table_init(&t, "network", "Network", 1, 2);
+    table_col(&t, 0, "voc_jaccard", "VOC Jaccard", 1);
+    table_row(&t, 0, "dino");
+    table_row(&t, 1, "color");
+    t.baseline[1] = 1;
+    t.vals[0] = 0.5;
+    t.vals[1] = 0.25;
+    table_note(&t, "VOC val split \"val\" of /data/VOC_2012\nat setting s1; networks: dino, color (baseline)");
+    csv = table_csv(&t);
+    md = table_markdown(&t);
+    tex = table_latex(&t);
+    const char *note = "VOC val split \"val\" of /data/VOC_2012 at setting s1; networks: dino, color (baseline)";
+    char *want_md = kc_strfmt("%s\n\n| Network | VOC Jaccard |\n", note), *want_tex = kc_strfmt("%% %s\n%%", note);
+    CHECK(!strncmp(md, want_md, strlen(want_md)), "md with a note:\n%s", md);
+    CHECK(!strncmp(tex, want_tex, strlen(want_tex)) && strstr(tex, "\\begin{tabular}{lr}\n"), "tex with a note:\n%s", tex);
+    CHECK(!strcmp(csv, "network,voc_jaccard,kind\ndino,0.5,network\ncolor,0.25,baseline\n"), "csv with a note:\n%s", csv);
+    free(want_md);
+    free(want_tex);
+    free(csv);
+    free(md);
+    free(tex);
     table_free(&t);
 
     kc_buf b = {0};
