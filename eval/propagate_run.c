@@ -1,8 +1,18 @@
 /* eval/propagate_run.c — see propagate_run.h.
  *
  * prop_run: open the features, read the split (and take the shard's slice), take OUT's lock,
- * check or record OUT/propagate.json (settings_json, record_settings), list every sequence's
- * frames, then propagate_sequence each sequence not finished yet.
+ * check or record OUT/propagate.json (settings_json, record_settings; with --replace discarding
+ * the results of other settings), list every sequence's frames, then propagate_sequence each
+ * sequence not finished yet, committing each under OUT/.propagate.keycut.lock (commit_sequence).
+ *
+ * The folder's invariant: every finished sequence OUT/<seq> was made with the settings that
+ * OUT/propagate.json records.  propagate.json changes only under the commit lock and only once
+ * the folder holds no finished sequence (none there, or all discarded by --replace, kc-davis's
+ * outputs with them); a sequence is renamed into place only under the same lock, after checking
+ * that propagate.json still records this run's settings.  So shards of the same settings never
+ * discard each other's sequences (they find their own settings recorded), a run of other settings
+ * can never add a sequence to a folder that records another's, and kc-davis, which holds the
+ * commit lock while it reads and writes, sees one run's results or fails on a missing sequence.
  */
 #include "eval/propagate_run.h"
 
@@ -11,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "datasets/davis_gt.h"
@@ -47,10 +58,49 @@ static int remove_flat_dir(const char *dir)
 typedef struct run {
     cache_reader cache;
     const char *kind, *root, *out;
+    const char *settings, *spath; /* the text of OUT/propagate.json for this run, and its path */
     prop_config cfg;
     uint8_t palette[768];
     progress prog;
 } run;
+
+/* OUT/.propagate.keycut.lock, held for moments: while propagate.json is checked or changed (and
+ * results are discarded), while a finished sequence is renamed into place; kc-davis holds it while
+ * it scores the folder.  Waits while another run holds it. */
+static int commit_lock(const char *out, kc_lock **lock)
+{
+    char *path = kc_strfmt("%s/%s", out, PROP_COMMIT_LOCK);
+    int rc = kc_lock_wait(lock, path, out, 600);
+    free(path);
+    return rc;
+}
+
+/* 1 when OUT/propagate.json holds exactly settings, 0 when it holds other text or is absent. */
+static int settings_recorded(const char *spath, const char *settings)
+{
+    uint8_t *old = NULL;
+    size_t len = 0;
+    if (!kc_exists(spath) || kc_read_file(spath, &old, &len) < 0) return 0;
+    int same = len == strlen(settings) && memcmp(old, settings, len) == 0;
+    free(old);
+    return same;
+}
+
+/* Under the commit lock: renames OUT/<seq>.partial (complete) to OUT/<seq>, once propagate.json is
+ * seen to record this run's settings still. */
+static int commit_sequence(run *R, const char *partial, const char *final)
+{
+    kc_lock *lock;
+    KC_TRY(commit_lock(R->out, &lock));
+    int rc = 0;
+    if (!settings_recorded(R->spath, R->settings))
+        rc = kc_fail("%s: another run replaced the results in %s (other settings or features) while this one ran",
+                     R->spath, R->out);
+    else if (rename(partial, final) < 0)
+        rc = kc_fail("%s: cannot rename to %s (%s)", partial, final, strerror(errno));
+    kc_lock_release(lock);
+    return rc;
+}
 
 /* One sequence (frames: its n frame names, in order) into OUT/<seq>.partial/, renamed to
  * OUT/<seq> when complete; on failure the partial folder goes. */
@@ -129,10 +179,7 @@ static int propagate_sequence(run *R, const char *seq, char **frames, int n)
         if (rr < 0) goto out;
         progress_add(&R->prog, 1);
     }
-    if (rename(partial, final) < 0) {
-        kc_fail("%s: cannot rename to %s (%s)", partial, final, strerror(errno));
-        goto out;
-    }
+    if (commit_sequence(R, partial, final) < 0) goto out;
     rc = 0;
 out:
     if (rc < 0 && kc_exists(partial)) { /* (a full disk, say): the sequence is redone from scratch anyway */
@@ -180,41 +227,99 @@ static char *settings_json(const prop_run_config *c, const char *features_hash)
                      c->prop.topk, c->prop.temperature, c->prop.context, c->prop.patch);
 }
 
-/* Records settings as OUT/propagate.json (spath); other settings' results are never mixed in: a
- * file of other settings is replaced only when none of the sequences is finished. */
-static int record_settings(const prop_run_config *c, const char *spath, const char *settings, char *const *seqs,
-                           int n_seq)
+/* kc-davis's outputs: global_results-<split>.csv and .json, per-sequence_results-<split>.csv. */
+static int is_davis_output(const char *name)
 {
-    if (kc_exists(spath)) {
-        uint8_t *old;
-        size_t len;
-        if (kc_read_file(spath, &old, &len) < 0) return -1;
-        int rc = 0;
-        if (len != strlen(settings) || memcmp(old, settings, len) != 0) {
-            /* another run's settings: only acceptable when it finished no sequence */
-            int finished = 0;
-            for (int s = 0; s < n_seq; s++) {
-                char *f = kc_strfmt("%s/%s", c->out, seqs[s]);
-                finished |= kc_exists(f);
-                free(f);
-            }
-            if (finished)
-                rc = kc_fail("%s: %s holds results of other settings or features; use another --out or remove it",
-                             spath, c->out);
-            else
-                rc = kc_write_file_atomic(spath, settings, strlen(settings));
-        }
-        free(old);
-        return rc;
+    size_t l = strlen(name);
+    int csv = l > 4 && !strcmp(name + l - 4, ".csv"), json = l > 5 && !strcmp(name + l - 5, ".json");
+    return (!strncmp(name, "global_results-", 15) && (csv || json)) ||
+           (!strncmp(name, "per-sequence_results-", 21) && csv);
+}
+
+/* 1 when dir is a folder of PNG files only (a sequence's results; empty counts), else 0. */
+static int is_results_dir(const char *dir)
+{
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int only_png = 1;
+    struct dirent *e;
+    while (only_png && (e = readdir(d))) {
+        const char *n = e->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, "..")) continue;
+        size_t l = strlen(n);
+        char *p = kc_strfmt("%s/%s", dir, n);
+        only_png = l > 4 && !strcmp(n + l - 4, ".png") && lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+        free(p);
     }
-    if (!shard_active(&c->shard)) return kc_write_file_atomic(spath, settings, strlen(settings));
-    /* shards may start at once: each writes its own copy, then renames it over the same name */
-    char *mine = kc_strfmt("%s.shard-%d", spath, c->shard.index);
-    int rc = kc_write_file_atomic(mine, settings, strlen(settings));
-    if (rc == 0 && rename(mine, spath) < 0)
-        rc = kc_fail("%s: cannot rename to %s (%s)", mine, spath, strerror(errno));
-    free(mine);
-    return rc;
+    closedir(d);
+    return only_png;
+}
+
+static int ends_with_partial(const char *name)
+{
+    size_t l = strlen(name);
+    return l > 8 && !strcmp(name + l - 8, ".partial");
+}
+
+/* The results in OUT: with discard 0, counts the finished sequences (folders of PNGs, not
+ * <seq>.partial); with discard 1, removes them and kc-davis's outputs, and returns how many
+ * sequences went.  A finished sequence is first renamed to <seq>.partial, so that a kill in between
+ * never leaves a half-removed folder that looks finished.  Partial sequences stay (each run clears
+ * its own before writing one; a run of other settings still writing one stops at its commit with
+ * its own message), and so do other files and folders (propagate.json, lock files, anything not of
+ * PNGs).  -1 with the error set. */
+static int results_in(const char *out, int discard)
+{
+    DIR *d = opendir(out);
+    if (!d) return kc_fail("%s: cannot open (%s)", out, strerror(errno));
+    int n = 0, rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        const char *name = e->d_name;
+        if (name[0] == '.') continue; /* ".", "..", lock files */
+        char *p = kc_strfmt("%s/%s", out, name);
+        if (discard && is_davis_output(name)) {
+            if (unlink(p) < 0 && errno != ENOENT) rc = kc_fail("%s: cannot remove (%s)", p, strerror(errno));
+        } else if (is_results_dir(p)) {
+            int finished = !ends_with_partial(name);
+            n += finished;
+            if (discard && finished) {
+                char *gone = kc_strfmt("%s.partial", p);
+                if (kc_exists(gone)) rc = remove_flat_dir(gone);
+                if (rc == 0 && rename(p, gone) < 0)
+                    rc = kc_fail("%s: cannot rename to %s (%s)", p, gone, strerror(errno));
+                if (rc == 0) rc = remove_flat_dir(gone);
+                free(gone);
+            }
+        }
+        free(p);
+    }
+    closedir(d);
+    return rc < 0 ? -1 : n;
+}
+
+/* Under the commit lock: records settings as OUT/propagate.json (spath).  Other settings' results
+ * are never mixed in: a folder that records other settings (or none) is taken over when it holds
+ * no finished sequence, with replace once its results are discarded, and else refused. */
+static int record_settings(const prop_run_config *c, const char *spath, const char *settings)
+{
+    if (settings_recorded(spath, settings)) return 0;
+    int finished = results_in(c->out, 0);
+    if (finished < 0) return -1;
+    if (finished > 0 && !c->replace && kc_exists(spath))
+        return kc_fail("%s: %s holds results of other settings or features; use another --out or remove it, or "
+                       "pass --replace to redo them", spath, c->out);
+    if (finished > 0 && !c->replace)
+        return kc_fail("%s holds results of unknown settings (no propagate.json); use another --out or remove them, "
+                       "or pass --replace to redo them", c->out);
+    /* their kc-davis scores go too, even with no finished sequence left */
+    KC_TRY(results_in(c->out, 1));
+    if (finished > 0)
+        kc_info("--replace: discarded %d sequence%s of other settings or features in %s", finished,
+                finished == 1 ? "" : "s", c->out);
+    return kc_write_file_atomic(spath, settings, strlen(settings));
 }
 
 int prop_run(const prop_run_config *c)
@@ -245,7 +350,13 @@ int prop_run(const prop_run_config *c)
     kc_on_interrupt(hint);
     free(hint);
     spath = kc_strfmt("%s/propagate.json", R.out);
-    if (record_settings(c, spath, settings, seqs, n_seq) < 0) goto done;
+    R.settings = settings;
+    R.spath = spath;
+    kc_lock *commit;
+    if (commit_lock(R.out, &commit) < 0) goto done;
+    int recorded = record_settings(c, spath, settings);
+    kc_lock_release(commit);
+    if (recorded < 0) goto done;
 
     /* frames of each sequence */
     frames = kc_calloc(n_seq, sizeof *frames);
@@ -272,6 +383,15 @@ int prop_run(const prop_run_config *c)
         }
     }
     progress_end(&R.prog);
+    /* (a run that only kept sequences has committed nothing: the folder must still be its own) */
+    if (commit_lock(R.out, &commit) < 0) goto done;
+    recorded = settings_recorded(spath, settings);
+    kc_lock_release(commit);
+    if (!recorded) {
+        kc_fail("%s: another run replaced the results in %s (other settings or features) while this one ran", spath,
+                R.out);
+        goto done;
+    }
     if (kept) kc_info("%d of %d sequences were already done (kept)", kept, n_seq);
     char took[32];
     progress_fmt_time(kc_now() - t0, took, sizeof took);

@@ -9,10 +9,21 @@
  *
  * Resuming.  Each sequence is written into OUT/<seq>.partial/ and renamed when complete: a rerun
  * skips finished sequences and redoes a partial one from scratch.  OUT/propagate.json records the
- * settings (code version, features and their content_hash, kind, split, prop_config); an OUT
- * holding finished sequences of other settings is refused.  One run per OUT holds OUT's lock
- * (kc-davis takes the same); a shard holds its own (propagate-i-of-n), as shards write distinct
- * sequences of the same OUT at once.
+ * settings (code version, features and their content_hash, kind, split, prop_config) of every
+ * finished sequence in OUT: one record per folder, which every finished sequence obeys.  An OUT
+ * that records other settings (or none) is taken over when it holds no finished sequence; when
+ * it does, it is refused, or with replace its results are discarded first (every finished and
+ * partial sequence, and kc-davis's global_results-*.csv/.json and per-sequence_results-*.csv,
+ * which scored them), then the run proceeds.  One run per OUT holds OUT's lock (kc-davis takes the
+ * same); a shard holds its own (propagate-i-of-n), as shards write distinct sequences of the same
+ * OUT at once.  All of them, and kc-davis, hold OUT/.propagate.keycut.lock (PROP_COMMIT_LOCK) for
+ * the moments in which propagate.json is checked or changed and results are discarded, and in
+ * which a sequence is renamed into place (after checking that propagate.json still records this
+ * run's settings).  So n shards of the same settings with replace, started at once: the first to
+ * take the commit lock discards the other settings' results and records its own; the others find
+ * their settings recorded and discard nothing, so a shard never removes a sequence another shard
+ * of the same settings wrote.  A run whose settings another run replaced while it ran stops at its
+ * next commit (or at its end) with an error.
  *
  *     prop_run_config c = {.features = "tokens.h5", .davis = "/data/DAVIS", .split = "val",
  *                          .out = "results/davis17-val", .kind = "tokens", .shard = KC_SHARD_NONE};
@@ -33,7 +44,11 @@ typedef struct prop_run_config {
     const char *kind;     /* "tokens" or "keys" */
     prop_config prop;     /* checked by the caller (prop_config_check) */
     kc_shard shard;       /* KC_SHARD_NONE: every sequence */
+    int replace;          /* 1: discard the results of other settings or features (kc-propagate --replace) */
 } prop_run_config;
+
+/* The lock file, in OUT, of propagate.json and the set of finished sequences (held for moments). */
+#define PROP_COMMIT_LOCK ".propagate.keycut.lock"
 
 /* Propagates every (remaining) sequence, printing progress and a summary (kc_info).  0, or -1
  * with the error set (naming the file); finished sequences stay. */

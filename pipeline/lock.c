@@ -25,6 +25,11 @@ struct kc_lock {
 };
 
 static int fs_without_locks, warned_no_locks;
+/* Why the last kc_lock_take of this thread failed: 0 an error, HELD_LIVE another run holds the lock
+ * and lives (flock's, or a lock file of a live pid of this host), HELD_MAYBE a lock file of another
+ * host on a filesystem without file locks (its run may have ended).  kc_lock_wait's guide. */
+enum { HELD_LIVE = 1, HELD_MAYBE = 2 };
+static __thread int last_held;
 
 int kc_lock_fs_has_no_locks(void) { return __atomic_load_n(&fs_without_locks, __ATOMIC_RELAXED); }
 
@@ -224,6 +229,7 @@ int kc_lock_take(kc_lock **lock, const char *path, const char *output)
     own_holder(&me);
     char *text = holder_text(&me);
     int rc = -1, warned = 0;
+    last_held = 0;
     kc_set_error(""); /* every failure below records its own line */
     for (int attempt = 0; attempt < 50 && rc < 0 && !kc_error()[0]; attempt++) {
         /* the file is made with O_EXCL (so that, without flock, making it is taking it) and gets
@@ -274,6 +280,7 @@ int kc_lock_take(kc_lock **lock, const char *path, const char *output)
             read_holder_path(path, &h);
             close(fd);
             refuse(output, path, &h);
+            last_held = HELD_LIVE;
             break;
         }
         /* no flock on this filesystem: the file is the lock */
@@ -303,8 +310,10 @@ int kc_lock_take(kc_lock **lock, const char *path, const char *output)
                 describe(&h, who, sizeof who);
                 kc_fail("%s is locked by a run on another host (%s), which this host cannot check on a filesystem "
                         "without file locks; if that run has ended, remove %s and rerun", output, who, path);
+                last_held = HELD_MAYBE;
             } else {
                 refuse(output, path, &h);
+                last_held = HELD_LIVE;
             }
             break;
         }
@@ -326,6 +335,23 @@ int kc_lock_take(kc_lock **lock, const char *path, const char *output)
     if (rc < 0 && !kc_error()[0]) kc_fail("%s: could not take the lock %s (it kept changing hands)", output, path);
     free(text);
     return rc;
+}
+
+int kc_lock_wait(kc_lock **lock, const char *path, const char *output, double max_wait)
+{
+    double t0 = kc_now();
+    int said = 0;
+    for (;;) {
+        if (kc_lock_take(lock, path, output) == 0) return 0;
+        double waited = kc_now() - t0;
+        if (!last_held || (last_held == HELD_MAYBE && waited > max_wait)) return -1;
+        if (!said && waited > 2) {
+            kc_info("%s: waiting for another run to release %s", output, path);
+            said = 1;
+        }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 int kc_lock_folder(kc_lock **lock, const char *dir, const char *name)

@@ -40,6 +40,11 @@ typedef struct kc_lock kc_lock;
 /* Takes the lock at lock_path for the output `output` (named in messages).  0, or -1 with a
  * one-line message (another run holds it; or the lock file cannot be made). */
 int kc_lock_take(kc_lock **lock, const char *lock_path, const char *output);
+/* As kc_lock_take, waiting while another run holds the lock, for a lock held only for moments (a
+ * commit): as long as its holder lives (flock's, or a lock file of a live run of this host), or up to
+ * max_wait seconds for a lock file of another host on a filesystem without file locks (whose run may
+ * have ended: then -1 with kc_lock_take's message).  One info line once it has waited 2 s. */
+int kc_lock_wait(kc_lock **lock, const char *path, const char *output, double max_wait);
 /* The lock of a folder output: DIR/.keycut.lock, or DIR/.NAME.keycut.lock when name is given
  * (the outputs NAME.* of a stage that shares the folder with others); DIR is created. */
 int kc_lock_folder(kc_lock **lock, const char *dir, const char *name);

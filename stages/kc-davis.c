@@ -5,6 +5,9 @@
  *
  * Writes DIR/global_results-<split>.csv, DIR/per-sequence_results-<split>.csv (the official
  * columns, %.3f) and DIR/global_results-<split>.json (full precision, per object and per frame).
+ * It holds DIR's lock and kc-propagate's commit lock (eval/propagate_run.h) from reading to
+ * writing, so a kc-propagate run (a shard's, or one with --replace, which removes these three
+ * files) never changes the sequences while they are scored.
  */
 #include <stdio.h>
 #include <sys/stat.h>
@@ -12,6 +15,7 @@
 #include <string.h>
 
 #include "eval/davis_jf.h"
+#include "eval/propagate_run.h"
 #include "pipeline/kc.h"
 #include "pipeline/lock.h"
 
@@ -62,8 +66,14 @@ int main(int argc, char **argv)
     if (!S_ISDIR(st.st_mode)) kc_die_msg("%s: not a folder", results);
     /* one run per results folder (kc-propagate takes the same lock); the three files appear
      * together at the end */
-    kc_lock *lock;
+    kc_lock *lock, *commit;
     if (kc_lock_folder(&lock, results, NULL) < 0) kc_die();
+    /* and kc-propagate's commit lock, which its shards take too: no sequence is added, replaced or
+     * discarded while the folder is read and its scores are written (a folder mid-way through a
+     * kc-propagate --replace lacks sequences, which is refused below) */
+    char *commit_path = kc_strfmt("%s/%s", results, PROP_COMMIT_LOCK);
+    if (kc_lock_wait(&commit, commit_path, results, 600) < 0) kc_die();
+    free(commit_path);
     kc_outputs_begin();
     /* Refuse early, before the work, when the outputs exist. */
     if (!force) {
@@ -80,6 +90,7 @@ int main(int argc, char **argv)
     davis_eval ev;
     if (davis_evaluate(results, root, split, &ev) < 0) kc_die();
     if (davis_write_outputs(&ev, results, split, force) < 0 || kc_outputs_commit() < 0) kc_die();
+    kc_lock_release(commit);
     kc_lock_release(lock);
     printf("%-10s", "");
     for (int k = 0; k < DAVIS_N_GLOBAL; k++) printf(" %9s", davis_global_names[k]);

@@ -2,13 +2,13 @@
  *
  *   kc-propagate --features FILE --davis ROOT --split NAME --out DIR [--kind tokens|keys]
  *                [--window 12] [--topk 5] [--temperature 0.1] [--context 7] [--patch 16]
- *                [--shard i/n]
+ *                [--shard i/n] [--replace]
  *
  * For every sequence of ROOT/ImageSets/2017/NAME.txt: the first frame's annotation is copied,
  * every later frame gets the propagated labels (eval/propagate.h), as palette PNGs
  * DIR/<seq>/<frame>.png, the layout kc-davis and the official evaluator read.  The run (resume,
- * DIR/propagate.json, shards, the lock) is eval/propagate_run.h's; this file reads the command
- * line.
+ * DIR/propagate.json, --replace, shards, the locks) is eval/propagate_run.h's; this file reads the
+ * command line.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,7 +25,7 @@ static void usage(int status)
     fprintf(status ? stderr : stdout,
             "usage: kc-propagate --features FILE --davis ROOT --split NAME --out DIR [--kind tokens|keys]\n"
             "                    [--window 12] [--topk 5] [--temperature 0.1] [--context 7] [--patch 16]\n"
-            "                    [--shard i/n]\n"
+            "                    [--shard i/n] [--replace]\n"
             "\n"
             "Propagates each DAVIS sequence's first-frame annotation through the video with the frozen\n"
             "features of FILE (a kc-extract cache with ids <sequence>/<frame>), DINO's protocol: context =\n"
@@ -33,8 +33,12 @@ static void usage(int status)
             "+-window patches, the top-k sources, x patch bilinear upsampling, per-channel min-max, argmax.\n"
             "Writes palette PNGs DIR/<sequence>/<frame>.png and DIR/propagate.json (the settings).\n"
             "Finished sequences are kept: rerunning the command resumes.  Default kind: tokens.\n"
+            "A DIR holding results of other features or settings (another propagate.json) is refused;\n"
+            "--replace discards them instead (every sequence, and kc-davis's scores of them), then runs;\n"
+            "results of these same features and settings are kept and resumed as always.\n"
             "--shard i/n propagates only slice i of n of the sequences (whole videos, pipeline/cache/shard.h);\n"
-            "the n shards may run at once into the same DIR, which then holds every sequence.\n"
+            "the n shards may run at once into the same DIR, which then holds every sequence (with\n"
+            "--replace, the first shard discards the old results and the others keep what it recorded).\n"
             "\n"
             "example:\n"
             "  kc-propagate --features cache/dino/davis17-val/tokens.h5 --davis /data/DAVIS --split val \\\n"
@@ -63,6 +67,10 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
+        if (!strcmp(a, "--replace")) {
+            c.replace = 1;
+            continue;
+        }
         if (i + 1 >= argc) kc_die_msg("%s needs a value (see --help)", a);
         const char *val = argv[++i];
         if (!strcmp(a, "--features")) c.features = val;

@@ -77,6 +77,50 @@ while IFS=$'\t' read -r name stage want re names setup cmd; do
   fi
 done <tests/bad/catalogue.tsv
 chmod -R u+w "$T"
+
+# ---- a bad image, then the list fixed: the rerun takes the .partial over ---------------------------
+# kc-extract stops on a truncated JPEG before it has finished a piece; once the image is taken out
+# of the list, the same command (another run now: other ids) must take over the .partial folder the
+# failed run left (its fingerprint and products note, no finished piece), not refuse it as "a
+# different run", and write the bytes a clean run writes (SOURCE_DATE_EPOCH fixes `created`).  A
+# .partial that holds finished pieces of a different run is still refused.
+R=$T/rerun
+mkdir -p "$R"; cp -r "$VOC" "$R/voc"; chmod -R u+w "$R/voc"
+LIST=$R/voc/ImageSets/Segmentation/val.txt
+cp "$LIST" "$R/val.txt"
+bad_id=$(head -n 1 "$LIST")
+head -c 2000 "$VOC/JPEGImages/$bad_id.jpg" >"$R/voc/JPEGImages/$bad_id.jpg"
+X=(env SOURCE_DATE_EPOCH=1764547200 "$B"/kc-extract --weights tests/data/vit/dino.pth --heads 2 --dataset "voc:$R/voc:val")
+if ! "${X[@]}" --out "$R/keys.h5" >/dev/null 2>"$R/1.err" && grep -q 'truncated JPEG' "$R/1.err" \
+   && [ -d "$R/keys.h5.partial" ] && ! ls "$R/keys.h5.partial"/piece-* >/dev/null 2>&1; then ok; else
+  bad "fixture: a truncated first image should stop kc-extract before its first piece: $(tail -n 1 "$R/1.err")"; fi
+grep -vx "$bad_id" "$R/val.txt" >"$LIST"
+if "${X[@]}" --out "$R/keys.h5" >/dev/null 2>"$R/2.err" && [ ! -e "$R/keys.h5.partial" ]; then ok; else
+  bad "rerun after the bad image left the list: $(tail -n 1 "$R/2.err")"; fi
+mv "$R/keys.h5" "$R/taken-over.h5" 2>/dev/null
+"${X[@]}" --out "$R/keys.h5" >/dev/null 2>&1 || bad "clean run"
+cmp -s "$R/keys.h5" "$R/taken-over.h5" && ok || bad "the run that took the .partial over differs from a clean run"
+# the bad image last, one image per piece: the failed run leaves finished pieces
+{ grep -vx "$bad_id" "$R/val.txt"; echo "$bad_id"; } >"$LIST"
+"${X[@]}" --batch 1 --out "$R/k1.h5" >/dev/null 2>&1 && bad "truncated JPEG accepted"
+if ls "$R/k1.h5.partial"/piece-* >/dev/null 2>&1; then
+  grep -vx "$bad_id" "$R/val.txt" >"$LIST"
+  expect_fail "a .partial with finished pieces of a different run" "k1.h5.partial holds pieces of a different run" \
+    "${X[@]}" --batch 1 --out "$R/k1.h5"
+  ls "$R/k1.h5.partial"/piece-* >/dev/null 2>&1 && ok || bad "the refused run changed the other run's pieces"
+else
+  skip "the run stopped by its last image finished no piece: no .partial of a different run to refuse"
+fi
+# the same rule in every stage that writes a cache (pipeline/cache/cache.c): kc-decode into a
+# .partial that another command left without a finished piece (its fingerprint, a note, a piece
+# being written) takes it over and writes a clean run's bytes
+DC=(env SOURCE_DATE_EPOCH=1764547200 "$B"/kc-decode --features "$T/keys.h5" --setting t0.20-bin-mean-corners-n2 --out "$R/masks.h5")
+"${DC[@]}" >/dev/null 2>&1 && mv "$R/masks.h5" "$R/masks-clean.h5" || bad "clean decode"
+mkdir -p "$R/masks.h5.partial"; printf '%064d' 0 >"$R/masks.h5.partial/fingerprint"
+echo "a note of another run" >"$R/masks.h5.partial/products"; : >"$R/masks.h5.partial/piece-000000.h5.tmp"
+if "${DC[@]}" >/dev/null 2>"$R/dc.err" && [ ! -e "$R/masks.h5.partial" ] && cmp -s "$R/masks.h5" "$R/masks-clean.h5"; then ok; else
+  bad "kc-decode into an empty .partial of another run: not taken over, or not a clean run's bytes: $(tail -n 1 "$R/dc.err")"; fi
+
 echo "catalogue: $n entries, $((n - ${#failed_names[@]})) as expected${failed_names:+; failed: ${failed_names[*]}}"
 [ "$n" -ge 40 ] && ok || bad "catalogue has $n entries (< 40)"
 echo "$T_PASS passed, $T_FAIL failed"

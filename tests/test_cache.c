@@ -226,10 +226,46 @@ static void test_datasets(const char *dir)
     free(spec);
 }
 
+/* A partial folder that holds no finished piece never blocks: whatever command left it (its
+ * fingerprint, a stage's note, a piece being written), the next run takes it over. */
+static void test_partial_takeover(const char *dir)
+{
+    char *out = kc_strfmt("%s/taken/keys.h5", dir);
+    cache_writer w;
+    const char *fp_a = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    const char *fp_e = "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee";
+    CHECK(cache_writer_open(&w, out, CACHE_FORMAT_FEATURES, fp_a, 2) == 0, "open: %s", kc_error());
+    cache_writer_free(&w); /* a run that stopped before its first piece */
+    char *note = kc_strfmt("%s.partial/products", out), *tmp = kc_strfmt("%s.partial/piece-000000.h5.tmp", out);
+    CHECK(kc_write_file_atomic(note, "another path", 12) == 0 && kc_write_file_atomic(tmp, "half", 4) == 0, "notes");
+    CHECK(cache_writer_open(&w, out, CACHE_FORMAT_FEATURES, fp_e, 2) == 0, "taken over: %s", kc_error());
+    uint8_t *fp = NULL;
+    size_t n = 0;
+    char *fp_path = kc_strfmt("%s.partial/fingerprint", out);
+    CHECK(kc_read_file(fp_path, &fp, &n) == 0 && n == 64 && !memcmp(fp, fp_e, 64),
+          "the new run's fingerprint recorded");
+    free(fp);
+    free(fp_path);
+    CHECK(!kc_exists(note) && !kc_exists(tmp), "the other run's note and temporary piece removed");
+    write_piece(&w, 0, 0);
+    cache_writer_free(&w);
+    /* now it holds a finished piece: another command is refused, the folder left as it was */
+    CHECK(cache_writer_open(&w, out, CACHE_FORMAT_FEATURES, fp_a, 2) < 0 && strstr(kc_error(), "different run"),
+          "a finished piece of another run refused: %s", kc_error());
+    cache_writer_free(&w);
+    CHECK(cache_writer_open(&w, out, CACHE_FORMAT_FEATURES, fp_e, 2) == 0 && cache_writer_have(&w, 0),
+          "resumed: %s", kc_error());
+    cache_writer_free(&w);
+    free(note);
+    free(tmp);
+    free(out);
+}
+
 int main(void)
 {
     const char *dir = test_tmpdir("cache");
     test_cache(dir);
+    test_partial_takeover(dir);
     test_datasets(dir);
     return test_done();
 }

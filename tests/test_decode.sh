@@ -160,6 +160,18 @@ expect_fail "unknown grid value" "unknown value 'middle'" $DECODE --features "$T
 expect_fail "both setting and grid" "exactly one of" $DECODE --features "$T/keys.h5" --grid configs/sweep.ini --setting $TC --out "$T/x.h5"
 expect_fail "bad kind" "--kind must be keys or tokens" $DECODE --features "$T/keys.h5" --kind values --setting $TC --out "$T/x.h5"
 expect_fail "missing features" "no/such.h5: no such file" $DECODE --features no/such.h5 --setting $TC --out "$T/x.h5"
+# a .partial of another command: refused when it holds a finished piece; taken over (and the output
+# the bytes of a clean run's, SOURCE_DATE_EPOCH fixing `created`) when it holds none
 mkdir -p "$T/y.h5.partial" && echo "0000000000000000000000000000000000000000000000000000000000000000" >"$T/y.h5.partial/fingerprint"
+: >"$T/y.h5.partial/piece-000000.h5"
 expect_fail "partial of another run" "y.h5.partial holds pieces of a different run" $DECODE --features "$T/keys.h5" --setting $TC --out "$T/y.h5"
+[ -e "$T/y.h5.partial/piece-000000.h5" ] && ok || bad "the refused run removed the other run's piece"
+mkdir -p "$T/z" && SOURCE_DATE_EPOCH=1764547200 $DECODE --features "$T/keys.h5" --setting $TC --out "$T/z/masks.h5" >/dev/null 2>&1 \
+  && mv "$T/z/masks.h5" "$T/clean.h5" || bad "clean decode"
+mkdir -p "$T/z/masks.h5.partial"
+echo "0000000000000000000000000000000000000000000000000000000000000000" >"$T/z/masks.h5.partial/fingerprint"
+echo "a note of another run" >"$T/z/masks.h5.partial/products"; : >"$T/z/masks.h5.partial/piece-000000.h5.tmp"
+if SOURCE_DATE_EPOCH=1764547200 $DECODE --features "$T/keys.h5" --setting $TC --out "$T/z/masks.h5" 2>"$T/z.err" \
+   && [ ! -e "$T/z/masks.h5.partial" ] && cmp -s "$T/z/masks.h5" "$T/clean.h5"; then ok; else
+  bad "a .partial of another run without a finished piece: not taken over, or the output differs from a clean run's: $(tail -n 1 "$T/z.err")"; fi
 done_tests

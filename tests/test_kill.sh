@@ -11,6 +11,7 @@
 # finishes.  Full disk: with a file-size limit (ulimit -f, SIGXFSZ ignored so writes fail with
 # EFBIG as on a full disk) and, when mount works, on a tmpfs too small for the pieces, the stage must
 # fail with one clear error line naming OUT, without crashing, and leave an existing OUT byte-identical.  Comparison: tests/bad/tools/h5same.py (h5py) or, without it, h5dump.
+# Last, kc-propagate --replace over other features' results, killed at random moments: never a mix.
 source "$(dirname "$0")/lib.sh"
 export KC_QUIET=1 OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} OMP_WAIT_POLICY=PASSIVE
 KILLS=${KC_KILLS:-20}
@@ -23,8 +24,11 @@ if kc_have py:h5py && kc_have py:numpy; then
 elif kc_have h5dump; then
   same_h5() { diff <(h5dump -m %.9g "$1" | sed -e 1d -e '/ATTRIBUTE "created"/,/^ *}/d') \
                    <(h5dump -m %.9g "$2" | sed -e 1d -e '/ATTRIBUTE "created"/,/^ *}/d') >/dev/null; }
-else
-  skip "caches compared: $(missing py:h5py py:numpy) (or hdf5-tools) not installed"; done_tests; exit 0
+fi
+STAGES="extract decode propagate"
+if ! declare -F same_h5 >/dev/null; then  # (kc-propagate's PNGs need neither)
+  skip "extract and decode (caches compared): $(missing py:h5py py:numpy) (or hdf5-tools) not installed"
+  STAGES=propagate
 fi
 same_tree() { diff -r "$1" "$2" >/dev/null 2>&1; }
 # Every file of result folder $2 present in $1 is identical (a kill may leave missing files only).
@@ -58,7 +62,7 @@ same_as_ref() { # stage: 0 when OUT equals the reference
 }
 clean_out() { rm -rf "${OUT[$1]}" "${OUT[$1]}.partial" "${OUT[$1]}.tmp"; }
 
-for s in extract decode propagate; do
+for s in $STAGES; do
   # ---- the reference ----------------------------------------------------------------------------
   clean_out $s
   t0=$(now_ms)
@@ -160,11 +164,43 @@ done
 # leaves OUT.partial/ with only fingerprint.tmp (seen in the kill loop above about once in 100
 # kills); the same command must then start over, not refuse the folder as "a different run".
 s=extract
+if [[ $STAGES == extract* ]]; then
+  clean_out $s
+  mkdir -p "${OUT[$s]}.partial"
+  printf '%064d' 0 >"${OUT[$s]}.partial/fingerprint.tmp"
+  if ${CMD[$s]} >/dev/null 2>"$T/fp.err" && same_as_ref $s; then ok; else
+    bad "kill before the fingerprint rename: rerun fails: $(tail -n 1 "$T/fp.err")"; fi
+  clean_out $s
+fi
+# ---- kc-propagate --replace killed at random moments ---------------------------------------------
+# The folder holds the results of other features (the reference above); --replace with the colour
+# extractor's tokens discards and redoes them.  After every SIGKILL the folder must hold one run's
+# results, never a mix: every finished sequence equals the reference of the features its
+# propagate.json records.  The uninterrupted rerun then equals a clean run of the new features.
+s=propagate
+"$B"/kc-extract --model color --dataset "davis:$T/demo/davis:val" --features tokens --out "$T/in/ctokens.h5" >/dev/null 2>&1 \
+  || bad "fixture colour tokens"
+RCMD="$B/kc-propagate --features $T/in/ctokens.h5 --davis $T/demo/davis --split val --replace"
+t0=$(now_ms)
+$RCMD --out "$T/ref/replaced" >/dev/null 2>&1 || bad "a clean run of the colour tokens"
+dur=$(( $(now_ms) - t0 ))
 clean_out $s
-mkdir -p "${OUT[$s]}.partial"
-printf '%064d' 0 >"${OUT[$s]}.partial/fingerprint.tmp"
-if ${CMD[$s]} >/dev/null 2>"$T/fp.err" && same_as_ref $s; then ok; else
-  bad "kill before the fingerprint rename: rerun fails: $(tail -n 1 "$T/fp.err")"; fi
+cp -r "$T/ref/$s" "${OUT[$s]}"
+mixed=0
+for k in 1 2 3 4 5 6; do
+  $RCMD --out "${OUT[$s]}" >/dev/null 2>>"$T/replace.err" &
+  pid=$!
+  delay=$(( RANDOM % (dur + 1) ))
+  sleep "$((delay / 1000)).$(printf '%03d' $((delay % 1000)))"
+  kill -KILL $pid 2>/dev/null
+  wait $pid 2>/dev/null
+  if cmp -s "${OUT[$s]}/propagate.json" "$T/ref/replaced/propagate.json"; then ref=$T/ref/replaced; else ref=$T/ref/$s; fi
+  if ! bad_file=$(subset_tree "$ref" "${OUT[$s]}"); then mixed=$((mixed + 1)); echo "replace, kill $k (+${delay}ms): $bad_file differs from $(basename "$ref")" >&2; fi
+done
+[ $mixed = 0 ] && ok || bad "kc-propagate --replace: after $mixed of 6 kills the folder mixed two runs' results"
+if $RCMD --out "${OUT[$s]}" >/dev/null 2>"$T/replace.final.err" && same_tree "$T/ref/replaced" "${OUT[$s]}"; then ok; else
+  bad "kc-propagate --replace: the rerun after the kills differs from a clean run: $(tail -n 1 "$T/replace.final.err")"; fi
+echo "propagate --replace: 6 SIGKILLs (clean run ${dur} ms), $mixed mixed folders"
 clean_out $s
 echo "$T_PASS passed, $T_FAIL failed"
 done_tests

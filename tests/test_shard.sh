@@ -90,6 +90,32 @@ $B/kc-propagate --features "$T/tok.h5" --davis "$T/data/davis" --split val --out
 for i in 1 2 3 4; do $B/kc-propagate --features "$T/tok.h5" --davis "$T/data/davis" --split val --shard $i/4 --out "$T/p4" >/dev/null 2>&1 || bad "propagate shard $i"; done
 diff -r "$T/p1" "$T/p4" >/dev/null && ok || bad "propagate: 4 shards differ from one run"
 
+# 3b. results of other features (another network's tokens): refused without --replace, the folder
+# untouched; with --replace, 4 shards started at once discard them (and kc-davis's scores of them)
+# and write what a clean run writes, none removing what another shard of the same features wrote;
+# kc-davis then writes fresh scores (no --force needed); a rerun with --replace keeps everything
+P=($B/kc-propagate --davis "$T/data/davis" --split val)
+$B/kc-extract --weights tests/data/vit/dino.pth --heads 2 --dataset "$D" --features tokens --out "$T/tokv.h5" >/dev/null 2>&1 || bad "davis vit extract"
+"${P[@]}" --features "$T/tokv.h5" --out "$T/pv" >/dev/null 2>&1 || bad "propagate (vit, clean)"
+$B/kc-davis --results "$T/pv" --davis "$T/data/davis" --split val >/dev/null 2>&1 || bad "kc-davis (vit, clean)"
+$B/kc-davis --results "$T/p4" --davis "$T/data/davis" --split val >/dev/null 2>&1 || bad "kc-davis (color)"
+before=$(cd "$T/p4" && find . -type f | sort | xargs sha256sum)
+expect_fail "other features without --replace" "p4 holds results of other settings or features" "${P[@]}" --features "$T/tokv.h5" --out "$T/p4"
+[ "$(cd "$T/p4" && find . -type f | sort | xargs sha256sum)" = "$before" ] && ok || bad "the refused run changed the folder"
+fails=0 pids=()
+for i in 1 2 3 4; do "${P[@]}" --features "$T/tokv.h5" --replace --shard $i/4 --out "$T/p4" >/dev/null 2>"$T/r$i.err" & pids+=($!); done
+for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
+[ $fails = 0 ] && ok || bad "--replace: $fails of 4 shards failed: $(cat "$T"/r[1-4].err | head -n 2)"
+diff -r -x '*_results-val.*' "$T/pv" "$T/p4" >/dev/null && ok || bad "--replace: the results differ from a clean run's: $(diff -rq "$T/pv" "$T/p4" | head -n 3)"
+ls "$T/p4"/*_results-val.* >/dev/null 2>&1 && bad "--replace left kc-davis's scores of the old results" || ok
+$B/kc-davis --results "$T/p4" --davis "$T/data/davis" --split val >/dev/null 2>"$T/dv.err" || bad "kc-davis after --replace: $(tail -n 1 "$T/dv.err")"
+cmp -s "$T/p4/global_results-val.csv" "$T/pv/global_results-val.csv" && cmp -s "$T/p4/global_results-val.json" "$T/pv/global_results-val.json" \
+  && ok || bad "kc-davis after --replace: its scores differ from a clean run's"
+touch "$T/stamp"; sleep 1
+"${P[@]}" --features "$T/tokv.h5" --replace --out "$T/p4" >/dev/null 2>&1 || bad "rerun with --replace"
+[ -z "$(find "$T/p4" -newer "$T/stamp" ! -name propagate.json ! -path "$T/p4")" ] && [ -e "$T/p4/global_results-val.csv" ] && ok \
+  || bad "a rerun with --replace of the same features rewrote: $(find "$T/p4" -newer "$T/stamp" | head -n 3)"
+
 # 4. refused: incomplete, duplicated, other settings, a non-shard, a shard as a stage's input
 expect_fail "incomplete set" "incomplete set of shards: 1 of 3 missing \(2/3\)" $B/kc-merge "$T/x.h5" "$T/keys.s1.h5" "$T/keys.s3.h5"
 expect_fail "duplicated shard" "given twice" $B/kc-merge "$T/x.h5" "$T/keys.s1.h5" "$T/keys.s1.h5" "$T/keys.s3.h5"

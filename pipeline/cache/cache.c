@@ -792,6 +792,18 @@ static int clear_partial(const cache_writer *w, int mode)
     return have;
 }
 
+/* The finished pieces in the partial folder (piece-NNNNNN.h5, not a temporary one). */
+static int count_pieces(const cache_writer *w)
+{
+    DIR *d = opendir(w->partial);
+    int pieces = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (!strncmp(e->d_name, "piece-", 6) && !is_tmp_name(e->d_name)) pieces++;
+    if (d) closedir(d);
+    return pieces;
+}
+
 int cache_writer_open(cache_writer *w, const char *path, const char *format, const char *fingerprint,
                       int n_batches)
 {
@@ -838,31 +850,40 @@ int cache_writer_open_check(cache_writer *w, const char *path, const char *forma
         if (made) rmdir(w->partial);
         return -1;
     }
+    /* A folder that holds no finished piece has nothing to resume or to protect: whatever an
+     * earlier run left in it (its fingerprint, a stage's note, temporary files), whichever command
+     * that was, goes, and this run takes the folder over.  Only finished pieces of another run
+     * are refused. */
+    char *fp_path = kc_strfmt("%s/fingerprint", w->partial);
+    int pieces = count_pieces(w);
+    if (pieces == 0 && !made) {
+        uint8_t *old = NULL;
+        size_t n = 0;
+        int other = kc_exists(fp_path) &&
+                    (kc_read_file(fp_path, &old, &n) < 0 || n < 64 || memcmp(old, fingerprint, 64) != 0);
+        free(old);
+        clear_partial(w, CLEAR_ALL);
+        if (other)
+            kc_info("%s held no finished piece of the run that left it (other inputs, options or code version); "
+                    "this run takes it over", w->partial);
+    }
     if (check && check(ctx) < 0) {
         char msg[2048];
         snprintf(msg, sizeof msg, "%s", kc_error());
         kc_lock_release(w->lock);
         w->lock = NULL;
         if (made) rmdir(w->partial);
+        free(fp_path);
         kc_set_error(msg);
         return -1;
     }
-    char *fp_path = kc_strfmt("%s/fingerprint", w->partial);
-    if (!kc_exists(fp_path)) {
-        /* new, or never finished being set up (a kill before the fingerprint was in place): no
-         * finished piece can be there; a folder that holds pieces but no fingerprint is not ours
-         * to guess about */
-        DIR *d = opendir(w->partial);
-        int pieces = 0;
-        struct dirent *e;
-        while (d && (e = readdir(d)))
-            if (!strncmp(e->d_name, "piece-", 6) && !is_tmp_name(e->d_name)) pieces++;
-        if (d) closedir(d);
-        if (pieces > 0)
-            rc = kc_fail("%s holds pieces but no fingerprint (not a folder keycut left); remove it to start over",
-                         w->partial);
-        if (rc == 0) clear_partial(w, CLEAR_TMP); /* (no piece is there) */
-        if (rc == 0) rc = kc_write_file_atomic(fp_path, fingerprint, strlen(fingerprint));
+    if (pieces == 0) {
+        rc = kc_write_file_atomic(fp_path, fingerprint, strlen(fingerprint));
+    } else if (!kc_exists(fp_path)) {
+        /* (a kill before the fingerprint was in place leaves no finished piece): a folder that
+         * holds pieces but no fingerprint is not ours to guess about */
+        rc = kc_fail("%s holds pieces but no fingerprint (not a folder keycut left); remove it to start over",
+                     w->partial);
     } else {
         uint8_t *old = NULL;
         size_t n = 0;

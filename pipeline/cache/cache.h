@@ -13,9 +13,10 @@
  * small self-contained HDF5 piece OUT.partial/piece-NNNNNN.h5 (written as .tmp, fsynced, renamed).
  * OUT.partial/lock keeps one writer per output (pipeline/lock.h) from open to finish.
  * OUT.partial/fingerprint holds a hash of what determines the output (inputs, options, code
- * version): pieces of another command are never reused.  cache_writer_finish merges the pieces in
- * batch order into OUT.tmp, writes /index and the provenance, fsyncs, renames to OUT and removes
- * OUT.partial.  OUT is therefore absent or complete; a rerun skips the pieces already there.
+ * version): pieces of another command are never reused (a folder with no finished piece is
+ * simply taken over by the next run, whatever command left it).  cache_writer_finish merges the
+ * pieces in batch order into OUT.tmp, writes /index and the provenance, fsyncs, renames to OUT and
+ * removes OUT.partial.  OUT is therefore absent or complete; a rerun skips the pieces already there.
  *
  *     cache_writer cw;
  *     cache_writer_open(&cw, "keys.h5", fingerprint_hex, n_batches);   // fails if OUT exists? no:
@@ -125,13 +126,17 @@ typedef struct cache_piece cache_piece;
 
 /* format: CACHE_FORMAT_FEATURES or CACHE_FORMAT_MASKS.  Creates OUT.partial/ and takes its lock
  * (OUT.partial/lock: one writer per output; a second run is refused with a line naming the
- * first), then keeps the pieces whose fingerprint matches (refusing a partial folder of another
- * command with a message that says how to clear it).  Prints how many pieces are resumed.  The
- * lock is held until cache_writer_finish (or cache_writer_free). */
+ * first), then keeps the pieces whose fingerprint matches (refusing a partial folder that holds
+ * finished pieces of another command, with a message that says how to clear it).  A partial folder
+ * that holds no finished piece (a run that stopped before its first batch, a kill before the
+ * fingerprint was in place) never blocks: what is left in it goes and this run takes it over, with
+ * one info line when another command had left it.  Prints how many pieces are resumed.  The lock
+ * is held until cache_writer_finish (or cache_writer_free). */
 int cache_writer_open(cache_writer *w, const char *path, const char *format, const char *fingerprint,
                       int n_batches);
-/* As cache_writer_open, with check(ctx) called once the lock is held and before anything in
- * OUT.partial/ is changed: its refusal (-1 with the message) leaves the folder as it was. */
+/* As cache_writer_open, with check(ctx) called once the lock is held and before any finished
+ * piece or the fingerprint of one is changed (a folder without a finished piece has been emptied
+ * by then): its refusal (-1 with the message) leaves the finished pieces as they were. */
 int cache_writer_open_check(cache_writer *w, const char *path, const char *format, const char *fingerprint,
                             int n_batches, int (*check)(void *ctx), void *ctx);
 int cache_writer_have(const cache_writer *w, int batch);

@@ -412,7 +412,8 @@ typedef struct products_check {
     const char *out, *products;
 } products_check;
 
-/* (called by cache_writer_open_check under the output's lock, before the folder changes) */
+/* (called by cache_writer_open_check under the output's lock, before the pieces change; a folder
+ * without a finished piece has lost its note by then, so only finished pieces are guarded) */
 static int check_products(void *ctx)
 {
     const char *out = ((const products_check *)ctx)->out, *products = ((const products_check *)ctx)->products;
