@@ -2,6 +2,7 @@
  * pages written and renamed together.  See report.h. */
 #include "eval/report.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,14 +11,16 @@
 #include "eval/report_assets.h"
 #include "eval/report_data.h"
 #include "eval/report_davis.h"
+#include "eval/report_files.h"
 #include "eval/report_gallery.h"
 #include "eval/report_pages.h"
 #include "eval/report_pictures.h"
 #include "pipeline/lock.h"
 #include "pipeline/progress.h"
 
-char *report_out_path(const report *R, const char *rel)
+char *report_out_path(report *R, const char *rel)
 {
+    if (report_files_write(R, rel) < 0) return NULL;
     char *path = kc_strfmt("%s/%s", R->out, rel), *dir = kc_strdup(path);
     *strrchr(dir, '/') = 0;
     int rc = kc_mkdirs(dir);
@@ -99,8 +102,8 @@ static int write_pages(report *R, const csv_file *tables, const report_figures *
     if (R->n_davis) KC_TRY(report_page_write(R, "davis.html", davis_page));
     report_index(&b, R, tables, figs, dn);
     KC_TRY(report_page_write(R, "index.html", &b));
-    char *js = kc_strfmt("%s/report.js", R->out), *css = kc_strfmt("%s/report.css", R->out);
-    int rc = kc_write_file_atomic(js, report_js, strlen(report_js));
+    char *js = report_out_path(R, "report.js"), *css = js ? report_out_path(R, "report.css") : NULL;
+    int rc = css ? kc_write_file_atomic(js, report_js, strlen(report_js)) : -1;
     if (rc == 0) rc = kc_write_file_atomic(css, report_css, strlen(report_css));
     if (rc == 0) rc = kc_outputs_commit();
     free(js);
@@ -126,6 +129,7 @@ static void report_free(report *R, csv_file *tables, report_davis *dn)
     for (int k = 0; k < R->n_masks; k++) cache_close(&R->mr[k]);
     free(R->mr);
     if (R->have_ds) dataset_free(&R->ds);
+    report_files_free(R);
 }
 
 int report_run(report *R)
@@ -138,6 +142,7 @@ int report_run(report *R)
 
     kc_lock *lock;
     KC_TRY(kc_lock_folder(&lock, R->out, NULL));
+    KC_TRY(report_files_open(R));
     R->exe_mtime = report_mtime("/proc/self/exe");
     char *opts_path = kc_strfmt("%s/.pictures", R->out), *opts = picture_options(R, opts_path);
     kc_on_interrupt("rerun the same command: pictures already drawn are kept");
@@ -155,15 +160,21 @@ int report_run(report *R)
     KC_TRY(report_copy_figures(R, &figs));
     kc_buf davis_page = {0};
     if (R->n_davis) KC_TRY(report_davis_page(R, dn, &davis_page));
-    KC_TRY(kc_write_file_atomic(opts_path, opts, strlen(opts)));
+    char *opts_out = report_out_path(R, ".pictures");
+    KC_TRY(opts_out ? kc_write_file_atomic(opts_out, opts, strlen(opts)) : -1);
+    free(opts_out);
     KC_TRY(write_pages(R, tables, &figs, dn, &davis_page));
+    KC_TRY(report_files_close(R));
     kc_lock_release(lock);
 
     char took[32];
     progress_fmt_time(kc_now() - t0, took, sizeof took);
+    char removed[64] = "";
+    if (R->files->removed)
+        snprintf(removed, sizeof removed, "; %ld files of earlier runs removed", R->files->removed);
     kc_info("wrote %s/index.html: %d tables, %d galleries of %d images, %d DAVIS results, %d figures; %ld pictures "
-            "drawn, %ld up to date, in %s",
-            R->out, R->n_tables, R->n_g, R->n_img, R->n_davis, figs.n, R->drawn, R->kept, took);
+            "drawn, %ld up to date%s, in %s",
+            R->out, R->n_tables, R->n_g, R->n_img, R->n_davis, figs.n, R->drawn, R->kept, removed, took);
     free(opts);
     free(opts_path);
     report_figures_free(&figs);

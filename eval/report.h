@@ -24,20 +24,26 @@
  *                               beside the mask), exactly as kc-show draws them (eval/overlay.h)
  *   davis/                      DAVIS frames with the propagated labels (JPEG)
  *   figures/                    copies of the figures' .svg and .png
+ *   .keycut-report-files        the files of the last successful run (eval/report_files.h)
  *
  * Pictures and data files are written once: one is rewritten only when it is missing or older
  * than one of its inputs (photo, ground truth, masks cache, score CSV, results PNG, this program)
- * or when the picture options change (OUT/.pictures, the options' text); a data file of no chunk
- * any more is removed.  Pages are rewritten each run, all renamed together at the end
- * (kc_outputs_begin).  Nothing is written outside OUT (but the file of the test option
- * --layer-hashes); OUT/.keycut.lock keeps one writer.  Every user string (ids, names, paths, commands) is HTML-escaped (eval/html.h), in a
- * data file JavaScript-escaped, and file names come from html_safe_name.
+ * or when the picture options change (OUT/.pictures, the options' text).  Pages are rewritten each
+ * run, all renamed together at the end (kc_outputs_begin).  Incremental equals clean: at the end
+ * of a successful run OUT holds exactly what the same command writes into an empty folder, since
+ * every file an earlier run wrote (listed in OUT/.keycut-report-files) that this run neither wrote
+ * nor found up to date is removed, and no other file; a folder that holds files of no kc-report
+ * run is refused (eval/report_files.h).  Nothing is written outside OUT (but the file of the test
+ * option --layer-hashes); OUT/.keycut.lock keeps one writer.  Every user string (ids, names,
+ * paths, commands) is HTML-escaped (eval/html.h), in a data file JavaScript-escaped, and file
+ * names come from html_safe_name.
  *
- * The modules: this one (the run: inputs, order, clean-up), eval/report_gallery.h (the score CSVs
- * as galleries, their pages and the image pages), eval/report_pictures.h (photos and figures:
- * drawn or copied only when stale), eval/report_data.h (the masks as label data, and the C
- * reference of the layers report.js draws), eval/report_davis.h (the DAVIS results and page),
- * eval/report_pages.h (what every page shares, and index.html).
+ * The modules: this one (the run: inputs, order, clean-up), eval/report_files.h (which files of
+ * OUT are the report's: this run's record, the removal of earlier runs'), eval/report_gallery.h
+ * (the score CSVs as galleries, their pages and the image pages), eval/report_pictures.h (photos
+ * and figures: drawn or copied only when stale), eval/report_data.h (the masks as label data, and
+ * the C reference of the layers report.js draws), eval/report_davis.h (the DAVIS results and
+ * page), eval/report_pages.h (what every page shares, and index.html).
  *
  *     report R;
  *     memset(&R, 0, sizeof R);
@@ -107,6 +113,7 @@ typedef struct report {
     double exe_mtime;
     int force;             /* picture options changed: redraw every picture */
     long drawn, kept;
+    struct report_files *files; /* the files this run writes or keeps, and earlier runs' (report_files.h) */
 } report;
 
 /* Writes the report R describes (the options above, the rest zero).  Every input is read before
@@ -114,6 +121,7 @@ typedef struct report {
  * the run's temporary files and lock, so that the pages stay as they were.  On success it frees
  * what it allocated; R's option lists stay the caller's. */
 int report_run(report *R);
-/* A new string: OUT/rel, its folder made; NULL with a message when the folder cannot be made. */
-char *report_out_path(const report *R, const char *rel);
+/* A new string: OUT/rel, for a file about to be written: rel recorded as this run's
+ * (eval/report_files.h), its folder made; NULL with a message when either fails. */
+char *report_out_path(report *R, const char *rel);
 #endif

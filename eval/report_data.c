@@ -2,15 +2,14 @@
  * layers it draws.  See report_data.h. */
 #include "eval/report_data.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "eval/html.h"
 #include "eval/overlay.h"
+#include "eval/report_files.h"
 #include "eval/report_pictures.h"
 #include "pipeline/images/image_jpeg.h"
 
@@ -214,33 +213,15 @@ static int chunk_stale(report *R, const gallery *G, const int *img, int n, const
         if (!G) in[n_in++] = gt[k] = report_gt_path(R, R->img[img[k]].id);
     }
     int stale = report_stale(R, out, in, n_in);
-    if (!stale) R->kept++;
+    if (!stale) {
+        R->kept++;
+        report_files_keep(R, rel);
+    }
     for (int k = 0; k < n; k++) free(gt[k]);
     free(gt);
     free(in);
     free(out);
     return stale;
-}
-
-/* Removes the .js files of OUT/dir that are not chunks 0..n_chunks-1 (those of a gallery that
- * shrank; the folder of a gallery no longer given is left as it is). */
-static void remove_old_chunks(const report *R, const char *dir, int n_chunks)
-{
-    char *path = kc_strfmt("%s/%s", R->out, dir);
-    DIR *d = opendir(path);
-    for (struct dirent *de; d && (de = readdir(d));) {
-        size_t len = strlen(de->d_name);
-        if (len < 4 || strcmp(de->d_name + len - 3, ".js")) continue;
-        char *end, name[32];
-        long k = strtol(de->d_name, &end, 10);
-        snprintf(name, sizeof name, "%ld.js", k);
-        if (end != de->d_name && !strcmp(name, de->d_name) && k >= 0 && k < n_chunks) continue;
-        char *f = kc_strfmt("%s/%s", path, de->d_name);
-        unlink(f);
-        free(f);
-    }
-    if (d) closedir(d);
-    free(path);
 }
 
 int report_write_data(report *R)
@@ -263,10 +244,6 @@ int report_write_data(report *R)
             if (chunk_stale(R, G, img, n, rel)) rc = write_chunk(R, G, img, n, rel);
             free(rel);
         }
-        char *rel = report_data_rel(G, 0);
-        *strrchr(rel, '/') = 0;
-        if (rc == 0) remove_old_chunks(R, rel, n_chunks);
-        free(rel);
     }
     free(img);
     return rc;

@@ -25,8 +25,9 @@
  * "<k>.<slot>" (its mask: its position in the list); an image page's figures data-gt or data-k
  * "<k>.<slot>", the gallery's folder named by the figure's link.  A chunk is rewritten only when
  * stale: missing, older than this program, its masks cache or ground truths, the score CSVs that
- * order it or the photos that size it, or the picture options changed; the .js files of a data
- * folder that are no chunk any more are removed.
+ * order it or the photos that size it, or the picture options changed.  A data file of no chunk
+ * any more (a gallery that shrank or is no longer given) goes at the end of the run with the other
+ * files of earlier runs (eval/report_files.h).
  *
  * The C reference (report_layer): the two RGBA layers kc-report drew as PNGs before, from the
  * overlay over black and over white (image_layer_from_pair), the thumbnail by image_shrink_area of

@@ -11,6 +11,7 @@
 #include "datasets/davis_gt.h"
 #include "eval/davis_results.h"
 #include "eval/html.h"
+#include "eval/report_files.h"
 #include "eval/report_pages.h"
 #include "eval/report_pictures.h"
 #include "pipeline/images/image_jpeg.h"
@@ -176,6 +177,7 @@ static int draw_frame(report *R, const report_davis *d, const char *seq, const c
     int rc = 0;
     if (!report_stale(R, out, in, 3)) {
         R->kept++;
+        report_files_keep(R, rel);
         goto done;
     }
     kc_image im = {0, 0, NULL}, a = {0, 0, NULL}, sa = {0, 0, NULL}, b = {0, 0, NULL}, sb = {0, 0, NULL},

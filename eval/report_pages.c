@@ -26,7 +26,7 @@ void report_page_begin(kc_buf *b, const char *root, const char *title, const rep
 
 void report_page_end(kc_buf *b) { kc_buf_printf(b, "</body>\n</html>\n"); }
 
-int report_page_write(const report *R, const char *rel, kc_buf *b)
+int report_page_write(report *R, const char *rel, kc_buf *b)
 {
     char *path = report_out_path(R, rel);
     int rc = path ? kc_write_file_atomic(path, b->s, b->n) : -1;

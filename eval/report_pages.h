@@ -16,7 +16,7 @@
 
 void report_page_begin(kc_buf *b, const char *root, const char *title, const report *R);
 void report_page_end(kc_buf *b);
-int report_page_write(const report *R, const char *rel, kc_buf *b);
+int report_page_write(report *R, const char *rel, kc_buf *b);
 /* v as a number in percent with one decimal; escaped as it is when it is not a number. */
 void report_value(kc_buf *b, const char *v);
 /* v as a number of 4 significant digits (its exact text is in a data- attribute); escaped as it is

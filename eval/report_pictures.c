@@ -11,6 +11,7 @@
 
 #include "eval/html.h"
 #include "eval/overlay.h"
+#include "eval/report_files.h"
 #include "pipeline/images/image_jpeg.h"
 #include "pipeline/kc.h"
 
@@ -110,11 +111,12 @@ static void pair_free(picture_pair *p)
     }
 }
 
-/* 1 when either picture of the pair is stale; counts both kept when neither is. */
+/* 1 when either picture of the pair is stale; counts and records both kept when neither is. */
 static int pair_stale(report *R, const picture_pair *p, const char *const *inputs, int n)
 {
     if (report_stale(R, p->out[0], inputs, n) || report_stale(R, p->out[1], inputs, n)) return 1;
     R->kept += 2;
+    for (int k = 0; k < 2; k++) report_files_keep(R, p->rel[k]);
     return 0;
 }
 
@@ -162,12 +164,15 @@ static int copy_file(report *R, const char *src, const char *rel)
     if (report_stale(R, dst, &src, 1)) {
         uint8_t *data;
         size_t size;
-        rc = kc_read_file(src, &data, &size);
+        char *out = report_out_path(R, rel);
+        rc = out ? kc_read_file(src, &data, &size) : -1;
         if (rc == 0) {
-            rc = kc_write_file_atomic(dst, data, size);
+            rc = kc_write_file_atomic(out, data, size);
             free(data);
         }
-    }
+        free(out);
+    } else
+        report_files_keep(R, rel);
     free(dst);
     return rc;
 }
@@ -189,10 +194,7 @@ int report_copy_figures(report *R, report_figures *f)
     closedir(d);
     qsort(f->base, (size_t)f->n, sizeof(char *), cmp_str);
     f->svg = kc_calloc((size_t)f->n + 1, sizeof(int));
-    char *dir = kc_strfmt("%s/figures", R->out);
-    int rc = kc_mkdirs(dir);
-    free(dir);
-    KC_TRY(rc);
+    int rc = 0;
     for (int i = 0; i < f->n; i++) {
         char *safe = html_safe_name(f->base[i]);
         char *src = kc_strfmt("%s/%s.png", R->figures, f->base[i]), *rel = kc_strfmt("figures/%s.png", safe);

@@ -7,7 +7,9 @@
  * Reads what the pipeline already wrote (kc-table's CSVs, kc-plot's figures, kc-score's per-image
  * CSVs, the masks caches, kc-propagate / kc-davis results) and writes DIR/: index.html, one gallery
  * page per network and setting, one page per image, davis.html, and the pictures they show, each
- * redrawn only when its inputs changed.  Near the top, index.html says in one line what the results
+ * redrawn only when its inputs changed; files an earlier run wrote that this one does not (another
+ * setting, fewer networks, no DAVIS) are removed, so that DIR holds what a run into an empty folder
+ * would (eval/report_files.h).  Near the top, index.html says in one line what the results
  * are of (eval/table_about.h, as kc-table's report.md): --setting and --refine, the VOC val split
  * (--val-split, else SPLIT of --images voc:ROOT:SPLIT) and root, the DAVIS split (--davis-split,
  * which also picks the results files) and --davis-root, the networks.  The folder's layout and the
@@ -33,9 +35,12 @@ static void usage(int status)
             "gallery per network and scored setting (every image with its Jaccard and CorLoc, worst first,\n"
             "each thumbnail the ground truth beside the mask), one page per image, and DAVIS per sequence.\n"
             "Opens from the file system in any browser; no server, no network.  Pictures are redrawn only\n"
-            "when their inputs changed.\n"
+            "when their inputs changed.  At the end, the files an earlier run wrote into DIR (listed in\n"
+            "DIR/.keycut-report-files) that this one did not are removed, and no others: DIR then holds\n"
+            "what the same command writes into an empty folder.  A DIR of files of no kc-report run is refused.\n"
             "\n"
-            "  --out DIR          the report folder (created; nothing is written outside it)\n"
+            "  --out DIR          the report folder (created; nothing is written outside it): new, empty\n"
+            "                     or an earlier kc-report's\n"
             "  --table FILE.csv   a kc-table CSV (report.csv, sweep.csv); repeatable\n"
             "  --figures DIR      kc-plot's folder: its .svg and .png are copied and shown\n"
             "  --scores NET=DIR   a kc-score folder: a gallery for each <setting>.csv in it; repeatable\n"

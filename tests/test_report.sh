@@ -7,7 +7,9 @@
 # log: no request from a file:// page; strace: no file outside report/ opened); a screenshot is
 # saved and its path printed.  Every negative check is first shown to fire on a canary page that
 # does what the report must not.  An image id and a network name with <, &, quotes (a list:
-# dataset) must be shown as text.  Pictures are redrawn only when their inputs change.
+# dataset) must be shown as text.  Pictures are redrawn only when their inputs change, and after
+# requests A then B into one folder it holds what B writes into an empty one, byte for byte (the
+# files of earlier runs, and only those, removed: .keycut-report-files, eval/report_files.h).
 # SKIPs the browser checks (naming the package) when chromium is absent; needs no Python.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 REPORT=$BUILD/kc-report
@@ -78,10 +80,105 @@ else bad "after touching random's masks, expected its $n_chunks data files (data
 out=$(again --layer-hashes "$T/layers.ref" | grep -o '[0-9]* pictures drawn'); [ "$out" = "0 pictures drawn" ] && ok || bad "third run: $out"
 if [ "$(grep -c . "$T/layers.ref")" -eq $((3 * 2 * n_val)) ]; then ok
 else bad "--layer-hashes: $(grep -c . "$T/layers.ref") lines, expected $((3 * 2 * n_val)) (ground truth and 2 networks, full and thumbnail)"; fi
-# a stale data file (a chunk no gallery has any more) is removed
+# a file no run wrote (put there by hand) is kept; once .keycut-report-files lists it, as it lists
+# what a run wrote, a run that does not write it removes it: the list is what makes removal possible
 printf 'kcData(1, "x", []);\n' >"$R/data/gt/7.js"
 again >/dev/null
-if [ ! -e "$R/data/gt/7.js" ] && [ -f "$R/data/gt/0.js" ]; then ok; else bad "the stale data/gt/7.js was kept"; fi
+if [ -f "$R/data/gt/7.js" ]; then ok; else bad "data/gt/7.js, put there by hand (not in .keycut-report-files), was removed"; fi
+echo data/gt/7.js >>"$R/.keycut-report-files"
+again >/dev/null
+if [ ! -e "$R/data/gt/7.js" ] && [ -f "$R/data/gt/0.js" ] && ! grep -q 7.js "$R/.keycut-report-files"; then ok
+else bad "data/gt/7.js, listed in .keycut-report-files, was kept"; fi
+
+# ---- incremental equals clean: what an earlier request wrote and this one does not is removed -----
+# Request A is the demo's (2 networks, DAVIS, figures); C is A without the random network (the same
+# picture options: every picture of color is kept, not redrawn); B is another setting of color alone,
+# without DAVIS and figures.  After A then C, and then B, in one folder, the folder must hold what C
+# (then B) writes into an empty one: the same files and folders, byte for byte.  Each run is made
+# from a folder of its own with the same relative --out, so that index.html's command line is the
+# same; SOURCE_DATE_EPOCH fixes its date.
+P=$T/prune
+mkdir -p "$P/inc" "$P/cleanB" "$P/cleanC" "$P/part" "$P/old" "$P/foreign"
+S2=$(ls "$T/demo/scores/color/select" | sed -n 's/\.csv$//p' | grep '^t[0-9]' | grep -vxF "$S" | head -n 1)
+if [ -n "$S2" ] &&
+   KC_QUIET=1 "$BUILD/kc-decode" --features "$T/demo/cache/color/voc12-val/centered.h5" --setting "$S2" \
+     --out "$P/masks-$S2.h5" >"$P/log" 2>&1 &&
+   KC_QUIET=1 "$BUILD/kc-score" --masks "$P/masks-$S2.h5" --voc "$T/demo/data/voc" --split "$VAL" --out "$P/scores" \
+     --network color --ledger "$P/ledger.tsv" >>"$P/log" 2>&1; then ok
+else bad "the masks and scores of color at a second setting '$S2': $(tail -n 3 "$P/log")"; fi
+reqA=(--table "$T/demo/tables/report.csv" --table "$T/demo/tables/sweep.csv" --figures "$T/demo/figures"
+      --scores "color=$T/demo/scores/color/val-$S" --masks "color=$T/demo/cache/color/voc12-val/masks-$S.h5"
+      --scores "random=$T/demo/scores/random/val-$S" --masks "random=$T/demo/cache/random/voc12-val/masks-$S.h5"
+      --images "voc:$T/demo/data/voc:val" --davis "color=$T/demo/results/color/davis17-val"
+      --davis "random=$T/demo/results/random/davis17-val" --davis-root "$T/demo/data/davis")
+reqC=(--table "$T/demo/tables/report.csv" --table "$T/demo/tables/sweep.csv" --figures "$T/demo/figures"
+      --scores "color=$T/demo/scores/color/val-$S" --masks "color=$T/demo/cache/color/voc12-val/masks-$S.h5"
+      --images "voc:$T/demo/data/voc:val" --davis "color=$T/demo/results/color/davis17-val" --davis-root "$T/demo/data/davis")
+reqB=(--table "$T/demo/tables/report.csv" --scores "color=$P/scores" --masks "color=$P/masks-$S2.h5"
+      --images "voc:$T/demo/data/voc:val")
+# report DIR REQUEST...: kc-report --out rep from DIR, its messages to stdout
+REPORT_ABS=$(cd "$(dirname "$REPORT")" && pwd)/kc-report
+report() { local dir=$1; shift; (cd "$dir" && SOURCE_DATE_EPOCH=1700000000 "$REPORT_ABS" --out rep "$@" 2>&1); }
+# differ DIR CLEAN: nothing when DIR holds the same files and folders as CLEAN, byte for byte
+differ() {
+  diff <(cd "$1" && find . | LC_ALL=C sort) <(cd "$2" && find . | LC_ALL=C sort) | grep '^[<>]' | head -n 6
+  diff -r -q "$1" "$2" | grep -v '^Only in' | head -n 4
+}
+report "$P/cleanB" "${reqB[@]}" >"$P/cleanB.log" || bad "request B into an empty folder: $(tail -n 2 "$P/cleanB.log")"
+report "$P/cleanC" "${reqC[@]}" >"$P/cleanC.log" || bad "request C into an empty folder: $(tail -n 2 "$P/cleanC.log")"
+# the list names every file of the report but itself, in byte order
+listed=$(tail -n +2 "$P/cleanB/rep/.keycut-report-files")
+files=$(cd "$P/cleanB/rep" && find . -type f ! -name .keycut-report-files | sed 's|^\./||' | LC_ALL=C sort)
+if [ "$(head -n 1 "$P/cleanB/rep/.keycut-report-files")" = "keycut-report-files 1" ] && [ "$listed" = "$files" ]; then ok
+else bad ".keycut-report-files does not list the report's files: $(diff <(echo "$listed") <(echo "$files") | head -n 4)"; fi
+report "$P/inc" "${reqA[@]}" >"$P/incA.log" || bad "request A: $(tail -n 2 "$P/incA.log")"
+if [ -f "$P/inc/rep/gallery-random-$S.html" ] && [ -d "$P/inc/rep/davis/random" ]; then ok
+else bad "request A wrote no gallery-random-$S.html or davis/random/"; fi
+out=$(report "$P/inc" "${reqC[@]}")
+d=$(differ "$P/inc/rep" "$P/cleanC/rep")
+if [ -z "$d" ]; then ok; else bad "A then C differs from C into an empty folder: $d"; fi
+if grep -q " 0 pictures drawn" <<<"$out" && grep -q "files of earlier runs removed" <<<"$out"; then ok
+else bad "A then C: expected nothing redrawn and random's files removed: $out"; fi
+# B: a user's files, beside the report's and in a folder all of whose report files go, are kept
+echo mine >"$P/inc/rep/notes.txt"
+echo mine >"$P/inc/rep/davis/color/notes.txt"
+out=$(report "$P/inc" "${reqB[@]}")
+if [ "$(cat "$P/inc/rep/notes.txt" "$P/inc/rep/davis/color/notes.txt" 2>/dev/null)" = $'mine\nmine' ] &&
+   [ -z "$(find "$P/inc/rep/davis" -type f ! -name notes.txt)" ]; then ok
+else bad "A, C, then B: the user's notes.txt were not kept, or B kept DAVIS pictures: $(find "$P/inc/rep/davis" | head -n 4)"; fi
+rm "$P/inc/rep/notes.txt" "$P/inc/rep/davis/color/notes.txt" && rmdir "$P/inc/rep/davis/color" "$P/inc/rep/davis"
+d=$(differ "$P/inc/rep" "$P/cleanB/rep")
+if [ -z "$d" ]; then ok; else bad "A, C, then B differs from B into an empty folder: $d"; fi
+out=$(report "$P/inc" "${reqB[@]}")
+if grep -q " 0 pictures drawn" <<<"$out" && ! grep -q "removed" <<<"$out" && [ -z "$(differ "$P/inc/rep" "$P/cleanB/rep")" ]; then ok
+else bad "B again: expected nothing redrawn or removed: $out"; fi
+# a run that fails midway: what it wrote (B's data file, written before the DAVIS frames fail on
+# results PNGs broken after A drew them) is in its journal, and the next run, C, removes it
+report "$P/part" "${reqA[@]}" >/dev/null
+cp -r "$T/demo/results/color/davis17-val" "$P/broken"
+find "$P/broken" -name '*.png' -exec truncate -s 10 {} +
+out=$(report "$P/part" "${reqB[@]}" --davis "color=$P/broken" --davis-root "$T/demo/data/davis"); rc=$?
+if [ $rc -ne 0 ] && [ -f "$P/part/rep/data/gallery-color-$S2/0.js" ] &&
+   grep -qx "data/gallery-color-$S2/0.js" "$P/part/rep/.keycut-report-files.journal"; then ok
+else bad "the run with a broken DAVIS PNG (rc=$rc) did not stop after writing B's data, or has no journal of it: $out"; fi
+report "$P/part" "${reqC[@]}" >/dev/null
+d=$(differ "$P/part/rep" "$P/cleanC/rep")
+if [ -z "$d" ]; then ok; else bad "A, a failed run, then C differs from C into an empty folder: $d"; fi
+# a report of a kc-report from before the list (no .keycut-report-files): its layout's files are taken
+# as its own, others kept
+report "$P/old" "${reqA[@]}" >/dev/null
+rm "$P/old/rep/.keycut-report-files"
+echo mine >"$P/old/rep/notes.txt"
+report "$P/old" "${reqC[@]}" >/dev/null
+if [ "$(cat "$P/old/rep/notes.txt")" = mine ]; then ok; else bad "the user's notes.txt in a report without the list was removed"; fi
+rm "$P/old/rep/notes.txt"
+d=$(differ "$P/old/rep" "$P/cleanC/rep")
+if [ -z "$d" ]; then ok; else bad "A without its list, then C, differs from C into an empty folder: $d"; fi
+# a folder of other files (no list, not a report) is refused and left as it was
+echo mine >"$P/foreign/index.html"
+expect_fail "a folder of other files" "holds files that no kc-report run wrote" "$REPORT" --out "$P/foreign" "${reqB[@]}"
+if [ "$(ls -A "$P/foreign")" = index.html ] && [ "$(cat "$P/foreign/index.html")" = mine ]; then ok
+else bad "a refused run changed $P/foreign: $(ls -A "$P/foreign")"; fi
 
 # ---- the line near the top of index.html: setting, VOC split and root, DAVIS root and split, networks
 again --setting "$S" --refine none --davis-split val >"$T/about.log" || bad "kc-report --setting --davis-split: $(tail -n 2 "$T/about.log")"
