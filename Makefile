@@ -3,7 +3,9 @@ SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.SECONDARY:
+# objects are kept (pattern-made files are intermediate); the pipeline's products are explicit
+# targets, never intermediate (pipeline.mk)
+.PRECIOUS: $(BUILD)/obj/%.o $(BUILD)/other-arch/obj/%.o
 MAKEFLAGS += --no-builtin-rules
 
 # ---- configuration ---------------------------------------------------------------------------

@@ -26,6 +26,9 @@ CORLOC_RAW   := $(if $(filter 0,$(CENTER)),-raw,)
 CORLOC_SETS  := $(if $(VOC07),voc07) $(if $(VOC12),voc12) $(if $(and $(COCO),$(COCO20K_LIST)),coco20k)
 CORLOC_SUMS   = $(foreach n,$(NETS),$(foreach d,$(CORLOC_SETS),$(OUT)/corloc/$(n)/$(d)/scores-$(CORLOC_SETTING)$(CORLOC_RAW)/summary.csv))
 
+NET_WEIGHTS   = $(shell OUT=$(OUT) configs/net-args.sh $(NETS_INI) $(1) --weights-path)
+# its caches are made by pattern rules (intermediate files): kept, never deleted by make
+.PRECIOUS: $(OUT)/corloc/%
 ifneq ($(filter corloc,$(MAKECMDGOALS)),)   # per-network options, as pipeline.mk does for its goals
 _corloc_stamps := $(foreach n,$(NETS),$(shell mkdir -p $(OUT)/nets && \
     configs/net-args.sh $(NETS_INI) $(n) > $(OUT)/nets/$(n).args.tmp$$$$ 2>/dev/null && \

@@ -1,24 +1,25 @@
-# pipeline.mk — the thesis pipeline as make rules (included by the Makefile).
+# pipeline.mk — the thesis pipeline as make rules (included by the Makefile).  `make help` lists
+# every variable it reads, with its default; README "The thesis pipeline with make" shows the use.
 #
 #   make sweep  NETS="dino selfpatch" VOC=/data/VOCdevkit/VOC2012      144 settings, selection split
 #   make report NETS="dino selfpatch" VOC=... SETTING=t0.15-bin-mean-corners-n3 [DAVIS=/data/DAVIS]
 #   make davis  NETS="dino selfpatch" DAVIS=/data/DAVIS                 J&F of label propagation
-#   make tables                                                          the tables of what exists
-#   make figures NETS="dino run2-e05 run2-e10" VOC=... [DAVIS=...]       the thesis figures (kc-plot)
-#   make probe  NETS="dino selfpatch" VOC12=/data/VOCdevkit/VOC2012   the linear probe (kc-probe): trainaug -> val
+#   make probe  NETS="dino selfpatch" VOC=...                           the linear probe (kc-probe): trainaug -> val
 #               mIoU; make report then adds the column "Probe mIoU"
+#   make figures NETS="dino run2-e05 run2-e10" VOC=... [DAVIS=...]       the thesis figures (kc-plot)
 #   make report-html NETS=... VOC=... [DAVIS=...]                      the results browser report/index.html (kc-report)
+#   make tables                                                          prints the tables that exist
 #   make demo   [WEIGHTS=path.pth]                                       everything on built-in data
 #   make report ... BASELINES=attn [ATTN_NET=dino]   adds the row "dino (attention 60 %)": DINO's
 #               60 %-mass attention masks of ATTN_NET on VOC val (VOC columns only; docs/attention-baseline.md)
 #
 # Products (OUT=work by default):
-#   datasets/splits/select$(SELECT_COUNT).txt (+ .sha256)    the selection split, from VOC's train list
+#   $(SPLITS)/select$(SELECT_COUNT).txt                        the selection split, from VOC's train list
 #   $(OUT)/cache/<net>/voc12-select/{keys,centered,masks}.h5   features and the 144-setting masks
 #   $(OUT)/cache/<net>/voc12-val/{keys,centered}.h5, masks-<setting>.h5
-#   $(OUT)/cache/<net>/davis17-val/tokens.h5
+#   $(OUT)/cache/<net>/davis17-<split>/tokens.h5
 #   $(OUT)/scores/<net>/select/, $(OUT)/scores/<net>/val-<setting>/   score CSVs
-#   $(OUT)/results/<net>/davis17-val/                           palette PNGs and J&F CSV/JSON
+#   $(OUT)/results/<net>/davis17-<split>/                      palette PNGs and J&F CSV/JSON
 #   $(OUT)/cache/<net>/voc12-{trainaug,val}/tokens224.h5, $(OUT)/probe/<net>/head224.safetensors (+ .loss.csv),
 #   $(OUT)/scores/<net>/probe224/{summary,iou}.csv           the linear probe (PROBE_SIZE=448: Leopart's size)
 #   BASELINES=attn: $(OUT)/cache/<ATTN_NET>/voc12-val/{attn,masks-attn-mass0.60}.h5 and
@@ -26,216 +27,419 @@
 #   $(TABLES)/sweep.{csv,md,tex}, $(TABLES)/report.{csv,md,tex}, report-macros.tex
 #   $(FIGURES)/{sweep-*,curves,grid-voc,grid-davis}.{pdf,svg,png,tex,csv}
 #   $(REPORT_DIR)/index.html (report/ by default; make report-html, also run by make report and make demo)
-# Every product depends on its program, its inputs and its config: editing configs/sweep.ini
-# recomputes masks, scores and tables only; editing one network's section of configs/nets.ini
-# recomputes that network only.  Each stage writes atomically, so a failed or killed step leaves
-# no half-written product, and a rerun resumes from the stage's .partial folder.
+#   $(OUT)/.recipes/   one recipe stamp per product (below), and the content hashes of the inputs
+#
+# Request stamps (docs/design.md, "The make pipeline").  Every product P has a stamp
+# $(OUT)/.recipes/<P>.recipe holding P's command as the request expands it (networks' options from
+# nets.ini, VOC and DAVIS roots, splits, SETTING, GRID's path, the probe's size ...) and the SHA-256
+# of the content of every user file the command reads (weights, dataset lists, the grid, nets.ini and
+# published.ini for the figures).  configs/recipe.sh rewrites the stamp only when that text changes;
+# P depends on its stamp, its program and the products it reads, so P is remade exactly when its
+# request, an input's content or an upstream product changed.  Every product is an explicit target
+# (no intermediate files but the shards of SHARDS=n), so a missing product is always remade.
 
+# ---- the request -----------------------------------------------------------------------------
+# `#:` lines are `make help` (NAME default: meaning); keep one for every variable read here.
+#: NETS         color                  the networks, sections of NETS_INI, in the tables' order
+#: NETS_INI     configs/nets.ini       the networks' weights, checkpoint keys, options, kinds
+#: VOC          (none)                 VOC2012 root (VOCdevkit/VOC2012): lists, JPEGImages, ground truth
+#: VAL_SPLIT    val                    the VOC list scored by make report (ImageSets/Segmentation/NAME.txt)
+#: SELECT_COUNT 1000                   size of the selection split drawn from VOC's train list
+#: SPLITS       datasets/splits        where the selection split select<COUNT>.txt is written
+#: GRID         configs/sweep.ini      the decoder settings of make sweep (144 by default)
+#: SETTING      best                   the setting of make report: an id, or best (chosen on the selection split)
+#: KIND         keys                   the features decoded on VOC (keys or tokens)
+#: REFINE       none                   none, crf or bs: refine the val masks at pixel level before scoring
+#: REFINE_ARGS  (none)                 extra kc-refine options (with REFINE=crf|bs)
+#: DAVIS        (none)                 DAVIS-2017 root (JPEGImages/480p, Annotations/480p, ImageSets/2017)
+#: DAVIS_SPLIT  val                    the DAVIS list (ImageSets/2017/NAME.txt)
+#: DAVIS_KIND   tokens                 the features propagated on DAVIS
+#: PROBE_TRAIN  trainaug               the probe's training list (labels in SegmentationClassAug/ for trainaug)
+#: PROBE_SIZE   224                    the probe's input side (square<N>; 448 is Leopart's)
+#: PROBE_OPTS   (none)                 extra kc-probe train options (--epochs, --batch, --lr, ...)
+#: PROBE        (none)                 1: make report and make figures include the probe (its mIoU column; made when missing)
+#: BASELINES    (none)                 attn: add DINO's attention baseline row of ATTN_NET
+#: ATTN_NET     dino                   the network of the attention baseline
+#: CHOICE_OPTS  (the baselines)        --baseline NET options: the networks that do not choose SETTING=best
+#: WEIGHTS      (none)                 the checkpoint of the network named `weights` (make demo WEIGHTS=...)
+#: OUT          work                   caches, scores, results, stamps
+#: TABLES       tables                 sweep.* and report.* tables
+#: FIGURES      figures                make figures' folder
+#: REPORT_DIR   report                 the results browser's folder
+#: REPORT_OPTS  (none)                 extra kc-report options
+#: LEDGER       ledger.tsv             the ledger: one line per scoring run (kc-score, kc-probe)
+#: SHARDS       1                      n > 1: every feature, decode and propagation step in n shards (slurm.mk)
+#: SCHEDULER    local                  slurm: submit the steps as job arrays (README "On a Slurm cluster")
+#: KEEP_SHARDS  (none)                 1: keep the shards after a verified merge
+#: SLURM_INI    configs/slurm.ini      the Slurm resources per step
+#: PUBLISHED    configs/published.ini  published numbers drawn beside the networks in the figures
+#: FIG_IDS      (none)                 the VOC ids of the figure grid-voc (default: the first FIG_FIRST)
+#: FIG_FIRST    4                      images in grid-voc when FIG_IDS is empty
+#: FIG_SEQUENCE (the first)            the DAVIS sequence of grid-davis
+#: FIG_FRAMES   4                      frames in grid-davis
+#: DEMO_DIR     demo                   make demo's folder (data, caches, report)
+#: DEMO_TABLES  tables                 where make demo copies its tables (demo.*, demo-sweep.*)
 NETS         ?= color
-VOC12        ?=
-VOC          ?= $(VOC12)
-DAVIS        ?=
-DAVIS_SPLIT  ?= val
-SETTING      ?= best
-GRID         ?= configs/sweep.ini
 NETS_INI     ?= configs/nets.ini
-OUT          ?= work
-TABLES       ?= tables
-SPLITS       ?= datasets/splits
-SELECT_COUNT ?= 1000
-LEDGER       ?= ledger.tsv
+VOC          ?=
 VAL_SPLIT    ?= val
+SELECT_COUNT ?= 1000
+SPLITS       ?= datasets/splits
+GRID         ?= configs/sweep.ini
+SETTING      ?= best
 KIND         ?= keys
-DAVIS_KIND   ?= tokens
-WEIGHTS      ?=
-SHARDS       ?= 1
-SCHEDULER    ?= local
-BASELINES    ?=
-ATTN_NET     ?= dino
-ATTN_SETTING := attn-mass0.60
-ATTN_NETS    := $(if $(filter attn,$(BASELINES)),$(ATTN_NET))
-# REFINE=crf|bs: the report's VOC val masks are refined at pixel level by kc-refine (MaskCut's dense
-# CRF, TokenCut's bilateral solver) before scoring; masks-<setting>-<refine>.h5, val-<setting>-<refine>/
 REFINE       ?= none
 REFINE_ARGS  ?=
+DAVIS        ?=
+DAVIS_SPLIT  ?= val
+DAVIS_KIND   ?= tokens
+PROBE_TRAIN  ?= trainaug
+PROBE_SIZE   ?= 224
+PROBE_OPTS   ?=
+PROBE        ?=
+BASELINES    ?=
+ATTN_NET     ?= dino
+WEIGHTS      ?=
+OUT          ?= work
+TABLES       ?= tables
+FIGURES      ?= figures
+REPORT_DIR   ?= report
+REPORT_OPTS  ?=
+LEDGER       ?= ledger.tsv
+SHARDS       ?= 1
+SCHEDULER    ?= local
+PUBLISHED    ?= configs/published.ini
+FIG_IDS      ?=
+FIG_FIRST    ?= 4
+FIG_SEQUENCE ?=
+FIG_FRAMES   ?= 4
+
+ATTN_SETTING  := attn-mass0.60
+ATTN_NETS     := $(if $(filter attn,$(BASELINES)),$(ATTN_NET))
 REFINE_SUFFIX := $(if $(filter-out none,$(REFINE)),-$(REFINE))
+SELECT_LIST   := $(SPLITS)/select$(SELECT_COUNT).txt
+TRAIN_LIST    := $(VOC)/ImageSets/Segmentation/train.txt
+VAL_LIST      := $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt
+PROBE_LIST    := $(VOC)/ImageSets/Segmentation/$(PROBE_TRAIN).txt
+DAVIS_LIST    := $(DAVIS)/ImageSets/2017/$(DAVIS_SPLIT).txt
+DAVIS_SET     := davis17-$(DAVIS_SPLIT)
+RECIPES       := $(OUT)/.recipes
+
+.PHONY: sweep report davis tables probe figures report-html help FORCE
+FORCE:
+
+# ---- the request checked before anything runs: one line naming what to fix ---------------------
+# (at parse time, for the goals a user types; `make SUBGOAL` of the goals below is not checked again)
+KC_USER_GOALS := $(filter sweep report davis probe figures report-html corloc,$(MAKECMDGOALS))
+ifneq ($(KC_USER_GOALS),)
+ifneq ($(VOC12),)
+ifeq ($(VOC),)
+ifneq ($(filter-out corloc,$(KC_USER_GOALS)),)
+$(error VOC12 is make corloc's VOC2012 root; the pipeline's is VOC=/path/to/VOCdevkit/VOC2012)
+endif
+endif
+endif
 ifeq ($(filter $(REFINE),none crf bs),)
 $(error REFINE must be none, crf or bs (got '$(REFINE)'))
 endif
-
-SELECT_LIST  := $(SPLITS)/select$(SELECT_COUNT).txt
-NET_ARGS      = $(shell OUT=$(OUT) configs/net-args.sh $(NETS_INI) $(1))
-NET_WEIGHTS   = $(shell OUT=$(OUT) configs/net-args.sh $(NETS_INI) $(1) --weights-path)
-# kind = baseline in nets.ini: the row is listed as a baseline and does not choose the setting
-BASELINE_OPTS = $(foreach n,$(NETS),$(if $(filter baseline,$(shell configs/net-args.sh $(NETS_INI) $(n) --kind 2>/dev/null)),--baseline $(n)))
-# The networks that choose the setting (SETTING=best) and thereby the star of the sweep figure: one
-# rule (eval/setting_choice.h) told the same options, --baseline NET for each that does not choose;
-# by default the baselines (all choose when every one is), in make demo its network alone
-CHOICE_OPTS  ?= $(BASELINE_OPTS)
-
-.PHONY: sweep report davis tables demo pipeline-check probe
-.SECONDEXPANSION:
-
-pipeline-check:
-	@[ -n "$(VOC)" ] || { echo "set VOC=/path/to/VOCdevkit/VOC2012 (see README)" >&2; exit 2; }
-	@for n in $(NETS); do configs/net-args.sh $(NETS_INI) $$n >/dev/null; done
-
-# Prints what `make GOALS` would run and how long it should take (configs/plan.sh).
-PLAN = $(MAKE) --no-print-directory -n $(1) 2>/dev/null | SELECT_LIST=$(SELECT_LIST) SELECT_COUNT=$(SELECT_COUNT) TRAIN_LIST=$(VOC)/ImageSets/Segmentation/train.txt \
-       VAL_LIST=$(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt DAVIS_ROOT=$(DAVIS) DAVIS_SPLIT=$(DAVIS_SPLIT) configs/plan.sh
-
-# ---- per-network options, rewritten only when they change (so make sees edits of one network) ----
-# Done while the makefile is read (not by a rule), so that `make -n` shows the true plan.
-ifneq ($(filter sweep report davis tables probe $(OUT)/%,$(MAKECMDGOALS)),)
-_net_stamps := $(foreach n,$(sort $(NETS) $(ATTN_NETS)),$(shell mkdir -p $(OUT)/nets && \
-    OUT=$(OUT) configs/net-args.sh $(NETS_INI) $(n) > $(OUT)/nets/$(n).args.tmp$$$$ 2>/dev/null && \
-    { cmp -s $(OUT)/nets/$(n).args.tmp$$$$ $(OUT)/nets/$(n).args || mv $(OUT)/nets/$(n).args.tmp$$$$ $(OUT)/nets/$(n).args; }; \
-    rm -f $(OUT)/nets/$(n).args.tmp$$$$))
-# networks made by kc-init (`init = ...` in nets.ini): the weights file is a product, remade when
-# the init options (stamp $(OUT)/nets/<name>.init) or kc-init change
-_init_nets := $(foreach n,$(NETS),$(if $(shell configs/net-args.sh $(NETS_INI) $(n) --init 2>/dev/null),$(n)))
-_init_stamps := $(foreach n,$(_init_nets),$(shell configs/net-args.sh $(NETS_INI) $(n) --init > $(OUT)/nets/$(n).init.tmp$$$$ && \
-    { cmp -s $(OUT)/nets/$(n).init.tmp$$$$ $(OUT)/nets/$(n).init || mv $(OUT)/nets/$(n).init.tmp$$$$ $(OUT)/nets/$(n).init; }; \
-    rm -f $(OUT)/nets/$(n).init.tmp$$$$))
-define INIT_RULE
-$(call NET_WEIGHTS,$(1)): $(BUILD)/kc-init $(OUT)/nets/$(1).init
-	$(BUILD)/kc-init $$(file < $(OUT)/nets/$(1).init) --out $$@
-endef
-$(foreach n,$(_init_nets),$(eval $(call INIT_RULE,$(n))))
+KC_CHECK := $(shell GOALS='$(KC_USER_GOALS)' NETS='$(NETS)' NETS_INI='$(NETS_INI)' OUT='$(OUT)' WEIGHTS='$(WEIGHTS)' \
+              VOC='$(VOC)' VAL_SPLIT='$(VAL_SPLIT)' PROBE_TRAIN='$(PROBE_TRAIN)' DAVIS='$(DAVIS)' \
+              DAVIS_SPLIT='$(DAVIS_SPLIT)' GRID='$(GRID)' SETTING='$(SETTING)' ATTN_NETS='$(ATTN_NETS)' \
+              SHARDS='$(SHARDS)' BUILD='$(BUILD)' PROBE='$(PROBE)' configs/check-request.sh 2>&1)
+ifneq ($(KC_CHECK),)
+$(error $(KC_CHECK))
 endif
-$(OUT)/nets/%.args:
-	@configs/net-args.sh $(NETS_INI) $* >/dev/null
-	@echo "pipeline: options of network $* are missing; rerun make" >&2; exit 1
+endif
 
-# ---- the selection split -------------------------------------------------------------------
-$(SELECT_LIST): $(VOC)/ImageSets/Segmentation/train.txt $(BUILD)/kc-score
-	$(BUILD)/kc-score --make-selection $< --count $(SELECT_COUNT) --out $(SPLITS)
+# ---- which make is a pipeline make -------------------------------------------------------------
+# The rules below (and the networks' options they need) are made only for goals of the pipeline
+# and products; `make`, `make test` and the like never read nets.ini.
+KC_NOT_PIPELINE := all deps deps-ref deps-fuzz deps-bench deps-tex test test-fresh check-full bench clean features \
+                   help fuzz fuzz-smoke fuzz-build test-slurm status
+KC_PIPELINE := $(filter-out $(KC_NOT_PIPELINE) $(STAGES) $(LIB) $(BUILD)/obj/% $(BUILD)/tests/% $(BUILD)/other-arch/%,$(MAKECMDGOALS))
+ifneq ($(KC_PIPELINE),)
 
-# ---- features ------------------------------------------------------------------------------
-# With SHARDS=n > 1 the rules of this section, decoding and kc-propagate are those of slurm.mk
-# (n shards per product, joined by kc-merge into the same file).
+KC_PID := $(shell mkdir -p $(RECIPES) && echo $$PPID)
+KC_PLAN := $(RECIPES)/.plan.$(KC_PID)
+KC_HASHES := $(RECIPES)/.hashes.tsv
+$(file >$(KC_PLAN))
+
+# ---- products and their stamps -----------------------------------------------------------------
+# kc_stamp P: P's stamp, under $(RECIPES) by P's path below OUT (or abs/<absolute path>)
+kc_rel   = $(patsubst $(abspath $(OUT))/%,%,$(abspath $(1)))
+kc_stamp = $(RECIPES)/$(if $(filter /%,$(call kc_rel,$(1))),abs)$(call kc_rel,$(1)).recipe
+# a hashed file that does not exist becomes a prerequisite, so make stops naming it
+kc_missing = $(foreach f,$(1),$(if $(wildcard $(f)),,$(f)))
+# $(call kc_product,P,PREREQS,HASHED,COMMAND[,EXTRA]): P is made by COMMAND EXTRA (EXTRA: what
+# does not determine P, such as the ledger); the stamp holds COMMAND and the hashes of HASHED.
+define kc_product_rule
+$(1): $(2) $(call kc_stamp,$(1)) $(call kc_missing,$(3))
+	$(strip $(4))$(if $(strip $(5)), $(strip $(5)))
+$(call kc_stamp_rule,$(1),$(3),$(4))
+endef
+# The stamps are checked once per make: each product's line goes to KC_PLAN while the rules are
+# made, and one configs/recipe.sh --check at the end names the stamps whose text changed; only those
+# get a rule (FORCE, run also under make -n) that rewrites them when make reaches them, so a make
+# rewrites the stamps of its goals' products only.
+define kc_stamp_rule
+KC_TEXT.$(call kc_stamp,$(1)) := $(strip $(3))
+KC_HASHED.$(call kc_stamp,$(1)) := $(strip $(2))
+$$(file >>$(KC_PLAN),$(call kc_stamp,$(1)) @@ $(strip $(2)) @@ $(strip $(3)))
+endef
+define kc_stamp_write
+$(1): FORCE
+	+@KC_TEXT='$$(subst ','\'',$$(KC_TEXT.$(1)))' KC_HASHES=$(KC_HASHES) configs/recipe.sh $$@ $$(KC_HASHED.$(1))
+endef
+kc_product = $(eval $(call kc_product_rule,$(1),$(2),$(3),$(4),$(5)))
+
+# $(call kc_cached,P,PREREQS,HASHED,TEMPLATE): a cache made by one stage run, or with SHARDS=n by n
+# runs with --shard k/n joined by kc-merge.  TEMPLATE is the command with @SHARD@ where
+# " --shard k/n" goes and @OUT@ for its output; the stamp holds the single run's command, so the
+# merged file (equal to the single run's, kc-merge's header) is not remade when SHARDS changes.
+kc_cmd = $(subst @OUT@,$(2),$(subst @SHARD@,$(3),$(1)))
 ifeq ($(SHARDS),1)
-$(OUT)/cache/%/voc12-select/keys.h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(SELECT_LIST) $$(call NET_WEIGHTS,$$*)
-	$(BUILD)/kc-extract $(file < $(OUT)/nets/$*.args) --dataset voc:$(VOC):$(SELECT_LIST) --out $@
+kc_cached = $(call kc_product,$(1),$(2),$(3),$(call kc_cmd,$(4),$(1),))
+else
+SHARD_IDS := $(shell seq 1 $(SHARDS))
+kc_shards_of = $(foreach k,$(SHARD_IDS),$(1).shards/$(k)-of-$(SHARDS).h5)
+define kc_shard_rule
+$(1).shards/$(5)-of-$(SHARDS).h5: $(2) $(call kc_stamp,$(1)) $(call kc_missing,$(3))
+	@mkdir -p $$(@D)
+	$(call kc_cmd,$(4),$$@, --shard $(5)/$(SHARDS))
+endef
+# After a merge, kc-merge --remove-shards reads the merged cache back and checks it against the
+# shards, then deletes them (KEEP_SHARDS=1 keeps them).  The shards are intermediate files
+# (.SECONDARY): one that kc-merge removed is made again only when its merged product is remade.
+define kc_merged_rule
+$(1): $(call kc_shards_of,$(1)) $(BUILD)/kc-merge $(call kc_stamp,$(1))
+	$(BUILD)/kc-merge $(if $(filter-out 0,$(KEEP_SHARDS)),,--remove-shards) $$@ $(call kc_shards_of,$(1))
+$(call kc_stamp_rule,$(1),$(3),$(call kc_cmd,$(4),$(1),))
+KC_SHARD_FILES += $(call kc_shards_of,$(1))
+endef
+kc_cached = $(foreach k,$(SHARD_IDS),$(eval $(call kc_shard_rule,$(1),$(2),$(3),$(4),$(k))))$(eval $(call kc_merged_rule,$(1),$(2),$(3),$(4)))
+endif
 
-$(OUT)/cache/%/voc12-val/keys.h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt $$(call NET_WEIGHTS,$$*)
-	$(BUILD)/kc-extract $(file < $(OUT)/nets/$*.args) --dataset voc:$(VOC):$(VAL_SPLIT) --out $@
+# ---- the networks: nets.ini read once per make (configs/net-args.sh) -----------------------------
+# KC_ARGS.n  kc-extract's options; KC_W.n the weights file; KC_KIND.n network|baseline; KC_INIT.n
+# kc-init's options (`init =` networks, whose weights are a product: KC_WDEP.n); KC_WHASH.n the
+# files whose content the features depend on (the weights and a config.json beside them).
+kc_sp := $(subst ,, )
+define kc_net_info
+KC_NET.$(1) := $$(shell OUT=$(OUT) WEIGHTS=$(WEIGHTS) configs/net-args.sh $(NETS_INI) $(1) --make 2>&1 || echo KC-FAILED)
+ifneq ($$(filter KC-FAILED,$$(KC_NET.$(1))),)
+$$(error $$(filter-out KC-FAILED,$$(KC_NET.$(1))))
+endif
+KC_NETF.$(1) := $$(subst |, ,$$(subst $$(kc_sp),^,$$(KC_NET.$(1))))
+KC_KIND.$(1) := $$(word 1,$$(KC_NETF.$(1)))
+KC_W.$(1)    := $$(patsubst -,,$$(word 2,$$(KC_NETF.$(1))))
+KC_INIT.$(1) := $$(subst ^, ,$$(patsubst -,,$$(word 3,$$(KC_NETF.$(1)))))
+KC_ARGS.$(1) := $$(subst ^, ,$$(patsubst -,,$$(word 4,$$(KC_NETF.$(1)))))
+KC_WDEP.$(1) := $$(if $$(KC_INIT.$(1)),$$(KC_W.$(1)))
+KC_WHASH.$(1) := $$(if $$(KC_INIT.$(1)),,$$(KC_W.$(1)) $$(wildcard $$(dir $$(KC_W.$(1)))config.json))
+endef
+$(foreach n,$(sort $(NETS) $(ATTN_NETS)),$(eval $(call kc_net_info,$(n))))
+KC_INIT_WEIGHTS := $(sort $(foreach n,$(NETS) $(ATTN_NETS),$(KC_WDEP.$(n))))
+$(foreach n,$(sort $(NETS) $(ATTN_NETS)),$(if $(KC_INIT.$(n)),$(call kc_product,$(KC_W.$(n)),$(BUILD)/kc-init,,$(BUILD)/kc-init $(KC_INIT.$(n)) --out $(KC_W.$(n)))))
 
-$(OUT)/cache/%/davis17-val/tokens.h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(DAVIS)/ImageSets/2017/$(DAVIS_SPLIT).txt $$(call NET_WEIGHTS,$$*)
-	$(BUILD)/kc-extract $(file < $(OUT)/nets/$*.args) --dataset davis:$(DAVIS):$(DAVIS_SPLIT) --features $(DAVIS_KIND) --out $@
+# kind = baseline in nets.ini: the row is listed as a baseline and does not choose the setting.
+# CHOICE_OPTS: the networks that choose the setting (SETTING=best) and thereby the star of the sweep
+# figure (eval/setting_choice.h): by default all but the baselines, in make demo its network alone.
+BASELINE_OPTS := $(foreach n,$(NETS),$(if $(filter baseline,$(KC_KIND.$(n))),--baseline $(n)))
+CHOICE_OPTS   ?= $(BASELINE_OPTS)
 
-$(OUT)/cache/%/centered.h5: $(OUT)/cache/%/keys.h5 $(BUILD)/kc-center
-	$(BUILD)/kc-center $< $@
+# ---- the selection split ----------------------------------------------------------------------
+$(call kc_product,$(SELECT_LIST),$(BUILD)/kc-score,$(TRAIN_LIST),\
+  $(BUILD)/kc-score --make-selection $(TRAIN_LIST) --count $(SELECT_COUNT) --out $(SPLITS))
 
-# ---- decoding ------------------------------------------------------------------------------
-$(OUT)/cache/%/voc12-select/masks.h5: $(OUT)/cache/%/voc12-select/centered.h5 $(GRID) $(BUILD)/kc-decode
-	$(BUILD)/kc-decode --features $< --kind $(KIND) --grid $(GRID) --out $@
+# ---- one network's products --------------------------------------------------------------------
+define kc_net_products
+# features (SHARDS=n: n shards each, slurm.mk)
+$(call kc_cached,$(OUT)/cache/$(1)/voc12-select/keys.h5,$(BUILD)/kc-extract $(SELECT_LIST) $(KC_WDEP.$(1)),$(KC_WHASH.$(1)),\
+  $(BUILD)/kc-extract $(KC_ARGS.$(1)) --dataset voc:$(VOC):$(SELECT_LIST)@SHARD@ --out @OUT@)
+$(call kc_cached,$(OUT)/cache/$(1)/voc12-val/keys.h5,$(BUILD)/kc-extract $(KC_WDEP.$(1)),$(VAL_LIST) $(KC_WHASH.$(1)),\
+  $(BUILD)/kc-extract $(KC_ARGS.$(1)) --dataset voc:$(VOC):$(VAL_SPLIT)@SHARD@ --out @OUT@)
+$(call kc_cached,$(OUT)/cache/$(1)/voc12-select/centered.h5,$(OUT)/cache/$(1)/voc12-select/keys.h5 $(BUILD)/kc-center,,\
+  $(BUILD)/kc-center@SHARD@ $(OUT)/cache/$(1)/voc12-select/keys.h5 @OUT@)
+$(call kc_cached,$(OUT)/cache/$(1)/voc12-val/centered.h5,$(OUT)/cache/$(1)/voc12-val/keys.h5 $(BUILD)/kc-center,,\
+  $(BUILD)/kc-center@SHARD@ $(OUT)/cache/$(1)/voc12-val/keys.h5 @OUT@)
+# decoding: every setting of GRID on the selection split, SETTING on val
+$(call kc_cached,$(OUT)/cache/$(1)/voc12-select/masks.h5,$(OUT)/cache/$(1)/voc12-select/centered.h5 $(BUILD)/kc-decode,$(GRID),\
+  $(BUILD)/kc-decode --features $(OUT)/cache/$(1)/voc12-select/centered.h5 --kind $(KIND) --grid $(GRID)@SHARD@ --out @OUT@)
+$(if $(filter-out best,$(SETTING)),$(call kc_cached,$(OUT)/cache/$(1)/voc12-val/masks-$(SETTING).h5,$(OUT)/cache/$(1)/voc12-val/centered.h5 $(BUILD)/kc-decode,,\
+  $(BUILD)/kc-decode --features $(OUT)/cache/$(1)/voc12-val/centered.h5 --kind $(KIND) --setting $(SETTING)@SHARD@ --out @OUT@))
+# scores
+$(call kc_product,$(OUT)/scores/$(1)/select/summary.csv,$(OUT)/cache/$(1)/voc12-select/masks.h5 $(SELECT_LIST) $(BUILD)/kc-score,,\
+  $(BUILD)/kc-score --masks $(OUT)/cache/$(1)/voc12-select/masks.h5 --voc $(VOC) --split $(SELECT_LIST) --out $(OUT)/scores/$(1)/select --network $(1),\
+  --ledger $(LEDGER))
+$(if $(filter-out best,$(SETTING)),$(call kc_net_val,$(1),$(SETTING)))
+# DAVIS: kc-propagate (--replace: results of other features in the folder are stale, make only
+# runs it when its request changed), then kc-davis
+$(if $(DAVIS),$(call kc_cached,$(OUT)/cache/$(1)/$(DAVIS_SET)/tokens.h5,$(BUILD)/kc-extract $(KC_WDEP.$(1)),$(DAVIS_LIST) $(KC_WHASH.$(1)),\
+  $(BUILD)/kc-extract $(KC_ARGS.$(1)) --dataset davis:$(DAVIS):$(DAVIS_SPLIT) --features $(DAVIS_KIND)@SHARD@ --out @OUT@)\
+  $(call kc_davis_results,$(1)))
+# the linear probe
+$(call kc_product,$(OUT)/cache/$(1)/voc12-$(PROBE_TRAIN)/tokens$(PROBE_SIZE).h5,$(BUILD)/kc-extract $(KC_WDEP.$(1)),$(PROBE_LIST) $(KC_WHASH.$(1)),\
+  $(BUILD)/kc-extract $(KC_ARGS.$(1)) --dataset voc:$(VOC):$(PROBE_TRAIN) --policy square$(PROBE_SIZE) --features tokens --out $(OUT)/cache/$(1)/voc12-$(PROBE_TRAIN)/tokens$(PROBE_SIZE).h5)
+$(if $(filter-out $(PROBE_TRAIN),$(VAL_SPLIT)),$(call kc_product,$(OUT)/cache/$(1)/voc12-$(VAL_SPLIT)/tokens$(PROBE_SIZE).h5,$(BUILD)/kc-extract $(KC_WDEP.$(1)),$(VAL_LIST) $(KC_WHASH.$(1)),\
+  $(BUILD)/kc-extract $(KC_ARGS.$(1)) --dataset voc:$(VOC):$(VAL_SPLIT) --policy square$(PROBE_SIZE) --features tokens --out $(OUT)/cache/$(1)/voc12-$(VAL_SPLIT)/tokens$(PROBE_SIZE).h5))
+$(call kc_product,$(OUT)/probe/$(1)/head$(PROBE_SIZE).safetensors,$(OUT)/cache/$(1)/voc12-$(PROBE_TRAIN)/tokens$(PROBE_SIZE).h5 $(BUILD)/kc-probe,$(PROBE_LIST),\
+  $(BUILD)/kc-probe train --features $(OUT)/cache/$(1)/voc12-$(PROBE_TRAIN)/tokens$(PROBE_SIZE).h5 --labels voc:$(VOC):$(PROBE_TRAIN) --out $(OUT)/probe/$(1)/head$(PROBE_SIZE).safetensors $(PROBE_OPTS))
+$(call kc_product,$(OUT)/scores/$(1)/probe$(PROBE_SIZE)/summary.csv,$(OUT)/probe/$(1)/head$(PROBE_SIZE).safetensors $(OUT)/cache/$(1)/voc12-$(VAL_SPLIT)/tokens$(PROBE_SIZE).h5 $(BUILD)/kc-probe,$(VAL_LIST),\
+  $(BUILD)/kc-probe eval --head $(OUT)/probe/$(1)/head$(PROBE_SIZE).safetensors --features $(OUT)/cache/$(1)/voc12-$(VAL_SPLIT)/tokens$(PROBE_SIZE).h5 --labels voc:$(VOC):$(VAL_SPLIT) --out $(OUT)/scores/$(1)/probe$(PROBE_SIZE) --network $(1),\
+  --ledger $(LEDGER))
+endef
 
-$(OUT)/cache/%/voc12-val/masks-$(SETTING).h5: $(OUT)/cache/%/voc12-val/centered.h5 $(BUILD)/kc-decode
-	$(BUILD)/kc-decode --features $< --kind $(KIND) --setting $(SETTING) --out $@
+# VOC val at one setting $(2): scores of the decoder's masks, or of kc-refine's (REFINE=crf|bs)
+define kc_net_val_text
+$(if $(REFINE_SUFFIX),$(call kc_product,$(OUT)/cache/$(1)/voc12-val/masks-$(2)$(REFINE_SUFFIX).h5,$(OUT)/cache/$(1)/voc12-val/masks-$(2).h5 $(BUILD)/kc-refine,$(VAL_LIST),\
+  $(BUILD)/kc-refine --masks $(OUT)/cache/$(1)/voc12-val/masks-$(2).h5 --dataset voc:$(VOC):$(VAL_SPLIT) --method $(REFINE) $(REFINE_ARGS) --out $(OUT)/cache/$(1)/voc12-val/masks-$(2)$(REFINE_SUFFIX).h5))
+$(call kc_product,$(OUT)/scores/$(1)/val-$(2)$(REFINE_SUFFIX)/summary.csv,$(OUT)/cache/$(1)/voc12-val/masks-$(2)$(REFINE_SUFFIX).h5 $(BUILD)/kc-score,$(VAL_LIST),\
+  $(BUILD)/kc-score --masks $(OUT)/cache/$(1)/voc12-val/masks-$(2)$(REFINE_SUFFIX).h5 --voc $(VOC) --split $(VAL_LIST) --out $(OUT)/scores/$(1)/val-$(2)$(REFINE_SUFFIX) --network $(1),\
+  --ledger $(LEDGER))
+endef
+kc_net_val = $(call kc_net_val_text,$(1),$(2))
 
-endif # SHARDS == 1
+# DAVIS results of network $(1): one folder, its J&F files written last by kc-davis
+KC_DAVIS_CMD = $(BUILD)/kc-propagate --features $(OUT)/cache/$(1)/$(DAVIS_SET)/tokens.h5 --davis $(DAVIS) --split $(DAVIS_SPLIT) --kind $(DAVIS_KIND) --replace@SHARD@ --out $(OUT)/results/$(1)/$(DAVIS_SET)
+KC_DAVIS_J  = $(BUILD)/kc-davis --results $(OUT)/results/$(1)/$(DAVIS_SET) --davis $(DAVIS) --split $(DAVIS_SPLIT) --force
+ifeq ($(SHARDS),1)
+kc_davis_results = $(call kc_product,$(OUT)/results/$(1)/$(DAVIS_SET)/global_results-$(DAVIS_SPLIT).csv,$(OUT)/cache/$(1)/$(DAVIS_SET)/tokens.h5 $(BUILD)/kc-propagate $(BUILD)/kc-davis,$(DAVIS_LIST),\
+  $(call kc_cmd,$(KC_DAVIS_CMD),,) && $(KC_DAVIS_J))
+else
+# kc-propagate shards write whole sequences into the same folder; a file
+# $(OUT)/.recipes/results/<net>/<davis>.shards/k-of-n.done marks each shard, and kc-davis runs once all are there
+define kc_davis_shard
+$(RECIPES)/results/$(1)/$(DAVIS_SET).shards/$(2)-of-$(SHARDS).done: $(OUT)/cache/$(1)/$(DAVIS_SET)/tokens.h5 $(BUILD)/kc-propagate $(call kc_stamp,$(OUT)/results/$(1)/$(DAVIS_SET)/global_results-$(DAVIS_SPLIT).csv)
+	$(call kc_cmd,$(KC_DAVIS_CMD),, --shard $(2)/$(SHARDS))
+	@mkdir -p $$(@D) && touch $$@
+endef
+define kc_davis_merged
+$(OUT)/results/$(1)/$(DAVIS_SET)/global_results-$(DAVIS_SPLIT).csv: $(foreach k,$(SHARD_IDS),$(RECIPES)/results/$(1)/$(DAVIS_SET).shards/$(k)-of-$(SHARDS).done) $(BUILD)/kc-davis $(call kc_stamp,$(OUT)/results/$(1)/$(DAVIS_SET)/global_results-$(DAVIS_SPLIT).csv) $(call kc_missing,$(DAVIS_LIST))
+	$(KC_DAVIS_J)
+$(call kc_stamp_rule,$(OUT)/results/$(1)/$(DAVIS_SET)/global_results-$(DAVIS_SPLIT).csv,$(DAVIS_LIST),$(call kc_cmd,$(KC_DAVIS_CMD),,) && $(KC_DAVIS_J))
+endef
+kc_davis_results = $(foreach k,$(SHARD_IDS),$(eval $(call kc_davis_shard,$(1),$(k))))$(eval $(call kc_davis_merged,$(1)))
+endif
 
-# ---- scores --------------------------------------------------------------------------------
-$(OUT)/scores/%/select/summary.csv: $(OUT)/cache/%/voc12-select/masks.h5 $(BUILD)/kc-score
-	$(BUILD)/kc-score --masks $< --voc $(VOC) --split $(SELECT_LIST) --out $(@D) --network $* --ledger $(LEDGER)
-
-$(OUT)/scores/%/val-$(SETTING)/summary.csv: $(OUT)/cache/%/voc12-val/masks-$(SETTING).h5 $(BUILD)/kc-score
-	$(BUILD)/kc-score --masks $< --voc $(VOC) --split $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt --out $(@D) --network $* --ledger $(LEDGER)
-
-# ---- pixel refinement of the val masks (REFINE=crf|bs; kc-refine, eval/refine.h) ---------------
-$(OUT)/cache/%/voc12-val/masks-$(SETTING)-crf.h5: $(OUT)/cache/%/voc12-val/masks-$(SETTING).h5 $(BUILD)/kc-refine
-	$(BUILD)/kc-refine --masks $< --dataset voc:$(VOC):$(VAL_SPLIT) --method crf $(REFINE_ARGS) --out $@
-
-$(OUT)/cache/%/voc12-val/masks-$(SETTING)-bs.h5: $(OUT)/cache/%/voc12-val/masks-$(SETTING).h5 $(BUILD)/kc-refine
-	$(BUILD)/kc-refine --masks $< --dataset voc:$(VOC):$(VAL_SPLIT) --method bs $(REFINE_ARGS) --out $@
-
-$(OUT)/scores/%/val-$(SETTING)-$(REFINE)/summary.csv: $(OUT)/cache/%/voc12-val/masks-$(SETTING)-$(REFINE).h5 $(BUILD)/kc-score
-	$(BUILD)/kc-score --masks $< --voc $(VOC) --split $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt --out $(@D) --network $* --ledger $(LEDGER)
+$(foreach n,$(NETS),$(eval $(call kc_net_products,$(n))))
 
 # ---- the attention baseline (BASELINES=attn): class attention, 60 % mass masks, DINO's scoring ----
-$(OUT)/cache/%/voc12-val/attn.h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt $$(call NET_WEIGHTS,$$*)
-	$(BUILD)/kc-extract $(file < $(OUT)/nets/$*.args) --dataset voc:$(VOC):$(VAL_SPLIT) --features attn --out $@
-
-$(OUT)/cache/%/voc12-val/masks-$(ATTN_SETTING).h5: $(OUT)/cache/%/voc12-val/attn.h5 $(BUILD)/kc-decode
-	$(BUILD)/kc-decode --features $< --kind attn --setting $(ATTN_SETTING) --out $@
-
-$(OUT)/scores/%/val-$(ATTN_SETTING)/summary.csv: $(OUT)/cache/%/voc12-val/masks-$(ATTN_SETTING).h5 $(BUILD)/kc-score
-	$(BUILD)/kc-score --masks $< --voc $(VOC) --split $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt --out $(@D) --network '$* (attention 60 %)' --ledger $(LEDGER)
-
-# ---- DAVIS ---------------------------------------------------------------------------------
-# kc-propagate keeps finished sequences (a rerun resumes); kc-davis writes its CSV last, so the
-# CSV's presence means both steps completed.
-ifeq ($(SHARDS),1)
-$(OUT)/results/%/davis17-val/global_results-$(DAVIS_SPLIT).csv: $(OUT)/cache/%/davis17-val/tokens.h5 $(BUILD)/kc-propagate $(BUILD)/kc-davis
-	$(BUILD)/kc-propagate --features $< --davis $(DAVIS) --split $(DAVIS_SPLIT) --kind $(DAVIS_KIND) --out $(@D)
-	$(BUILD)/kc-davis --results $(@D) --davis $(DAVIS) --split $(DAVIS_SPLIT) --force
-endif
-
-# ---- the linear probe (kc-probe): tokens at square$(PROBE_SIZE), a head trained on PROBE_TRAIN ----
-# (VOC's augmented set: ImageSets/Segmentation/trainaug.txt, labels in SegmentationClassAug/), its
-# mIoU on VAL_SPLIT.  PROBE_OPTS goes to kc-probe train (--epochs, --batch, --lr, ...).
-PROBE_SIZE   ?= 224
-PROBE_TRAIN  ?= trainaug
-PROBE_OPTS   ?=
-PROBE_SCORES  = $(foreach n,$(NETS),$(OUT)/scores/$(n)/probe$(PROBE_SIZE)/summary.csv)
-# the report's column: the probe scores that exist (make probe makes them)
-PROBE_TABLE_OPTS = $(foreach n,$(NETS),$(if $(wildcard $(OUT)/scores/$(n)/probe$(PROBE_SIZE)/summary.csv),--probe $(n)=$(OUT)/scores/$(n)/probe$(PROBE_SIZE)))
-
-$(OUT)/cache/%/voc12-$(PROBE_TRAIN)/tokens$(PROBE_SIZE).h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(VOC)/ImageSets/Segmentation/$(PROBE_TRAIN).txt $$(call NET_WEIGHTS,$$*)
-	$(BUILD)/kc-extract $(file < $(OUT)/nets/$*.args) --dataset voc:$(VOC):$(PROBE_TRAIN) --policy square$(PROBE_SIZE) --features tokens --out $@
-
-ifneq ($(PROBE_TRAIN),$(VAL_SPLIT))
-$(OUT)/cache/%/voc12-$(VAL_SPLIT)/tokens$(PROBE_SIZE).h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt $$(call NET_WEIGHTS,$$*)
-	$(BUILD)/kc-extract $(file < $(OUT)/nets/$*.args) --dataset voc:$(VOC):$(VAL_SPLIT) --policy square$(PROBE_SIZE) --features tokens --out $@
-endif
-
-$(OUT)/probe/%/head$(PROBE_SIZE).safetensors: $(OUT)/cache/%/voc12-$(PROBE_TRAIN)/tokens$(PROBE_SIZE).h5 $(BUILD)/kc-probe
-	$(BUILD)/kc-probe train --features $< --labels voc:$(VOC):$(PROBE_TRAIN) --out $@ $(PROBE_OPTS)
-
-$(OUT)/scores/%/probe$(PROBE_SIZE)/summary.csv: $(OUT)/probe/%/head$(PROBE_SIZE).safetensors $(OUT)/cache/%/voc12-$(VAL_SPLIT)/tokens$(PROBE_SIZE).h5 $(BUILD)/kc-probe
-	$(BUILD)/kc-probe eval --head $< --features $(word 2,$^) --labels voc:$(VOC):$(VAL_SPLIT) --out $(@D) --network $* --ledger $(LEDGER)
-
-probe: pipeline-check all
-	@$(call PLAN,$(PROBE_SCORES))
-	@$(MAKE) --no-print-directory $(PROBE_SCORES)
-	@for n in $(NETS); do echo "$$n: probe mIoU $$(tail -n 1 $(OUT)/scores/$$n/probe$(PROBE_SIZE)/summary.csv | cut -d, -f1) ($(OUT)/scores/$$n/probe$(PROBE_SIZE)/iou.csv)"; done
+define kc_attn_products
+$(call kc_product,$(OUT)/cache/$(1)/voc12-val/attn.h5,$(BUILD)/kc-extract $(KC_WDEP.$(1)),$(VAL_LIST) $(KC_WHASH.$(1)),\
+  $(BUILD)/kc-extract $(KC_ARGS.$(1)) --dataset voc:$(VOC):$(VAL_SPLIT) --features attn --out $(OUT)/cache/$(1)/voc12-val/attn.h5)
+$(call kc_product,$(OUT)/cache/$(1)/voc12-val/masks-$(ATTN_SETTING).h5,$(OUT)/cache/$(1)/voc12-val/attn.h5 $(BUILD)/kc-decode,,\
+  $(BUILD)/kc-decode --features $(OUT)/cache/$(1)/voc12-val/attn.h5 --kind attn --setting $(ATTN_SETTING) --out $(OUT)/cache/$(1)/voc12-val/masks-$(ATTN_SETTING).h5)
+$(call kc_product,$(OUT)/scores/$(1)/val-$(ATTN_SETTING)/summary.csv,$(OUT)/cache/$(1)/voc12-val/masks-$(ATTN_SETTING).h5 $(BUILD)/kc-score,$(VAL_LIST),\
+  $(BUILD)/kc-score --masks $(OUT)/cache/$(1)/voc12-val/masks-$(ATTN_SETTING).h5 --voc $(VOC) --split $(VAL_LIST) --out $(OUT)/scores/$(1)/val-$(ATTN_SETTING) --network '$(1) (attention 60 %)',\
+  --ledger $(LEDGER))
+endef
+$(foreach n,$(ATTN_NETS),$(eval $(call kc_attn_products,$(n))))
 
 # ---- tables --------------------------------------------------------------------------------
 SELECT_SCORES = $(foreach n,$(NETS),$(OUT)/scores/$(n)/select/summary.csv)
 VAL_SCORES    = $(foreach n,$(NETS),$(OUT)/scores/$(n)/val-$(SETTING)$(REFINE_SUFFIX)/summary.csv)
 ATTN_SCORES   = $(foreach n,$(ATTN_NETS),$(OUT)/scores/$(n)/val-$(ATTN_SETTING)/summary.csv)
-DAVIS_SCORES  = $(if $(DAVIS),$(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv))
-DAVIS_OPTS    = $(if $(DAVIS),$(foreach n,$(NETS),--davis $(n)=$(OUT)/results/$(n)/davis17-val))
+DAVIS_SCORES  = $(if $(DAVIS),$(foreach n,$(NETS),$(OUT)/results/$(n)/$(DAVIS_SET)/global_results-$(DAVIS_SPLIT).csv))
+DAVIS_OPTS    = $(if $(DAVIS),$(foreach n,$(NETS),--davis $(n)=$(OUT)/results/$(n)/$(DAVIS_SET)))
+PROBE_SCORES  = $(foreach n,$(NETS),$(OUT)/scores/$(n)/probe$(PROBE_SIZE)/summary.csv)
+# the report's column "Probe mIoU" (and the figures' probe panel) with PROBE=1: the probe scores are
+# then part of the report's request, made or brought up to date with it (never "whatever exists")
+REPORT_PROBE  = $(if $(filter-out 0,$(PROBE)),$(PROBE_SCORES))
+PROBE_TABLE_OPTS = $(foreach n,$(if $(REPORT_PROBE),$(NETS)),--probe $(n)=$(OUT)/scores/$(n)/probe$(PROBE_SIZE))
+KC_SWEEP_ABOUT = --select-list $(SELECT_LIST)
+KC_TABLE_ABOUT = --voc $(VOC) --val-split $(VAL_SPLIT)$(if $(DAVIS), --davis-root $(DAVIS) --davis-split $(DAVIS_SPLIT))
 
-$(TABLES)/sweep.csv: $(SELECT_SCORES) $(BUILD)/kc-table
-	$(BUILD)/kc-table $(dir $(SELECT_SCORES)) --out $(TABLES) --name sweep --only sweep --ledger $(LEDGER) $(BASELINE_OPTS)
+$(call kc_product,$(TABLES)/sweep.csv,$(SELECT_SCORES) $(SELECT_LIST) $(BUILD)/kc-table,,\
+  $(BUILD)/kc-table $(dir $(SELECT_SCORES)) --out $(TABLES) --name sweep --only sweep $(KC_SWEEP_ABOUT) $(BASELINE_OPTS),\
+  --ledger $(LEDGER))
+$(if $(filter-out best,$(SETTING)),$(call kc_product,$(TABLES)/report.csv,$(VAL_SCORES) $(ATTN_SCORES) $(DAVIS_SCORES) $(REPORT_PROBE) $(BUILD)/kc-table,,\
+  $(BUILD)/kc-table $(dir $(VAL_SCORES) $(ATTN_SCORES)) --out $(TABLES) --name report --only report --setting $(SETTING) $(KC_TABLE_ABOUT) $(DAVIS_OPTS) $(PROBE_TABLE_OPTS) $(BASELINE_OPTS)$(if $(REFINE_SUFFIX), --refine $(REFINE)),\
+  --ledger $(LEDGER)))
 
-$(TABLES)/report.csv: $(VAL_SCORES) $(ATTN_SCORES) $(DAVIS_SCORES) $(wildcard $(PROBE_SCORES)) $(BUILD)/kc-table
-	$(BUILD)/kc-table $(dir $(VAL_SCORES) $(ATTN_SCORES)) --out $(TABLES) --name report --only report --setting $(SETTING) $(DAVIS_OPTS) $(PROBE_TABLE_OPTS) --ledger $(LEDGER) $(BASELINE_OPTS)$(if $(REFINE_SUFFIX), --refine $(REFINE))
+# ---- figures (kc-plot): drawn from the score files that exist; never runs the pipeline --------
+# A network of NETS whose scores are missing makes kc-plot stop with a line naming it and the file
+# (FIG_FORCE runs the rule then).
+FIG_FORCE     = $(if $(filter-out $(wildcard $(1)),$(1)),figures-missing)
+VAL_MASKS     = $(foreach n,$(NETS),$(OUT)/cache/$(n)/voc12-val/masks-$(SETTING)$(REFINE_SUFFIX).h5)
+DAVIS_RESULTS = $(foreach n,$(NETS),$(OUT)/results/$(n)/$(DAVIS_SET)/global_results-$(DAVIS_SPLIT).csv)
+.PHONY: figures-missing
+ifneq ($(filter-out best,$(SETTING)),)
+$(call kc_product,$(FIGURES)/sweep-jaccard.pdf,$(wildcard $(SELECT_SCORES)) $(call FIG_FORCE,$(SELECT_SCORES)) $(BUILD)/kc-plot,,\
+  $(BUILD)/kc-plot sweep $(foreach n,$(NETS),--scores $(n)=$(OUT)/scores/$(n)/select) $(CHOICE_OPTS) --out $(FIGURES),\
+  && configs/prune-figures.sh $(FIGURES) sweep $(NETS))
+$(call kc_product,$(FIGURES)/curves.pdf,$(wildcard $(VAL_SCORES) $(DAVIS_SCORES) $(REPORT_PROBE)) $(call FIG_FORCE,$(VAL_SCORES) $(DAVIS_SCORES) $(REPORT_PROBE)) $(BUILD)/kc-plot,$(NETS_INI) $(PUBLISHED),\
+  $(BUILD)/kc-plot curves $(foreach n,$(NETS),--voc $(n)=$(OUT)/scores/$(n)/val-$(SETTING)$(REFINE_SUFFIX)) $(if $(DAVIS),$(foreach n,$(NETS),--davis $(n)=$(OUT)/results/$(n)/$(DAVIS_SET))) $(PROBE_TABLE_OPTS) --nets-ini $(NETS_INI) --published $(PUBLISHED) --setting $(SETTING) --out $(FIGURES))
+$(if $(VOC),$(call kc_product,$(FIGURES)/grid-voc.pdf,$(wildcard $(VAL_MASKS)) $(call FIG_FORCE,$(VAL_MASKS)) $(BUILD)/kc-plot,$(VAL_LIST),\
+  $(BUILD)/kc-plot voc-grid --voc $(VOC) --split $(VAL_SPLIT) --setting $(SETTING) $(foreach n,$(NETS),--masks $(n)=$(OUT)/cache/$(n)/voc12-val/masks-$(SETTING)$(REFINE_SUFFIX).h5) $(if $(FIG_IDS),--ids $(FIG_IDS),--first $(FIG_FIRST)) --out $(FIGURES)))
+$(if $(DAVIS),$(call kc_product,$(FIGURES)/grid-davis.pdf,$(wildcard $(DAVIS_RESULTS)) $(call FIG_FORCE,$(DAVIS_RESULTS)) $(BUILD)/kc-plot,$(if $(FIG_SEQUENCE),,$(DAVIS_LIST)),\
+  $(BUILD)/kc-plot davis-grid --davis $(DAVIS) --sequence $(or $(FIG_SEQUENCE),$(firstword $(file < $(DAVIS_LIST)))) $(foreach n,$(NETS),--results $(n)=$(OUT)/results/$(n)/$(DAVIS_SET)) --frames $(FIG_FRAMES) --out $(FIGURES)))
+endif
 
-ifneq ($(SCHEDULER),slurm)   # SCHEDULER=slurm: sweep and demo are those of slurm.mk
-sweep: pipeline-check all
+# ---- the results browser (kc-report): $(REPORT_DIR)/index.html, from what report / davis / figures wrote ----
+# Shows the tables, score folders, masks caches, DAVIS results and figures of the request that exist
+# (it makes no missing product, as make figures); pictures are redrawn only when their inputs
+# changed (kc-report checks each one).
+REPORT_SETTING = $(SETTING)$(REFINE_SUFFIX)
+REPORT_TABLES  = $(wildcard $(TABLES)/report.csv $(TABLES)/sweep.csv)
+REPORT_VOC     = $(foreach n,$(NETS),$(if $(wildcard $(OUT)/scores/$(n)/val-$(REPORT_SETTING)/summary.csv),$(n)))
+REPORT_ATTN    = $(foreach n,$(ATTN_NETS),$(if $(wildcard $(OUT)/scores/$(n)/val-$(ATTN_SETTING)/summary.csv),$(n)))
+REPORT_DAVIS   = $(if $(DAVIS),$(foreach n,$(NETS),$(if $(wildcard $(OUT)/results/$(n)/$(DAVIS_SET)/global_results-$(DAVIS_SPLIT).csv),$(n))))
+REPORT_FIGS    = $(wildcard $(FIGURES)/*.png)
+KC_REPORT_ABOUT = --setting $(SETTING)$(if $(REFINE_SUFFIX), --refine $(REFINE))$(if $(VOC), --val-split $(VAL_SPLIT))
+KC_REPORT_ABOUT_DAVIS = $(if $(REPORT_DAVIS),--davis-split $(DAVIS_SPLIT))
+REPORT_INPUTS  = $(REPORT_TABLES) $(REPORT_FIGS) \
+                 $(foreach n,$(REPORT_VOC),$(OUT)/scores/$(n)/val-$(REPORT_SETTING)/summary.csv $(wildcard $(OUT)/cache/$(n)/voc12-val/masks-$(REPORT_SETTING).h5)) \
+                 $(foreach n,$(REPORT_ATTN),$(OUT)/scores/$(n)/val-$(ATTN_SETTING)/summary.csv $(wildcard $(OUT)/cache/$(n)/voc12-val/masks-$(ATTN_SETTING).h5)) \
+                 $(foreach n,$(REPORT_DAVIS),$(OUT)/results/$(n)/$(DAVIS_SET)/global_results-$(DAVIS_SPLIT).csv)
+ifneq ($(filter-out best,$(SETTING)),)
+$(call kc_product,$(REPORT_DIR)/index.html,$(BUILD)/kc-report $(REPORT_INPUTS),$(if $(VOC),$(VAL_LIST)),\
+  $(BUILD)/kc-report --out $(REPORT_DIR) $(foreach t,$(REPORT_TABLES),--table $(t)) $(if $(REPORT_FIGS),--figures $(FIGURES)) \
+    $(foreach n,$(REPORT_VOC),--scores $(n)=$(OUT)/scores/$(n)/val-$(REPORT_SETTING) \
+      $(if $(wildcard $(OUT)/cache/$(n)/voc12-val/masks-$(REPORT_SETTING).h5),--masks $(n)=$(OUT)/cache/$(n)/voc12-val/masks-$(REPORT_SETTING).h5)) \
+    $(foreach n,$(REPORT_ATTN),--scores '$(n) (attention 60 %)=$(OUT)/scores/$(n)/val-$(ATTN_SETTING)' \
+      --masks '$(n) (attention 60 %)=$(OUT)/cache/$(n)/voc12-val/masks-$(ATTN_SETTING).h5') \
+    $(if $(and $(VOC),$(REPORT_VOC)$(REPORT_ATTN)),--images voc:$(VOC):$(VAL_SPLIT)) $(KC_REPORT_ABOUT) \
+    $(foreach n,$(REPORT_DAVIS),--davis $(n)=$(OUT)/results/$(n)/$(DAVIS_SET)) $(if $(REPORT_DAVIS),--davis-root $(DAVIS)) $(KC_REPORT_ABOUT_DAVIS) $(REPORT_OPTS))
+endif
+
+# the stamps whose text changed get their rule
+KC_CHANGED := $(shell KC_HASHES=$(KC_HASHES) configs/recipe.sh --check $(KC_PLAN))
+$(foreach s,$(KC_CHANGED),$(eval $(call kc_stamp_write,$(s))))
+ifneq ($(SHARDS),1)
+.SECONDARY: $(KC_SHARD_FILES)
+endif
+endif # KC_PIPELINE
+
+# ---- the goals ---------------------------------------------------------------------------------
+# Each prints its plan (configs/plan.sh: what `make -n` would run and how long it should take; an
+# error of make -n is shown and stops the goal), makes its products, then prints its table: always
+# the one this run made or checked against the request.
+# KC_PLAN=0 (tests' reference runs) skips it.
+KC_PLAN ?= 1
+PLAN = $(if $(filter 0,$(KC_PLAN)),true,$(MAKE) --no-print-directory -n $(1) | SELECT_LIST=$(SELECT_LIST) SELECT_COUNT=$(SELECT_COUNT) TRAIN_LIST=$(TRAIN_LIST) \
+       VAL_LIST=$(VAL_LIST) DAVIS_ROOT=$(DAVIS) DAVIS_SPLIT=$(DAVIS_SPLIT) configs/plan.sh)
+# SETTING=best takes the setting with the best mean Jaccard over NETS on the selection split
+# (kc-table --print-best, CHOICE_OPTS), after the sweep; any setting id can be given instead.
+BEST_SETTING = $$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES)) $(CHOICE_OPTS))
+# the setting of the goal: SETTING, or the one the selection split chose (the sweep must exist)
+KC_SETTING = $(if $(filter best,$(SETTING)),$(BEST_SETTING),$(SETTING))
+
+ifneq ($(SCHEDULER),slurm)   # SCHEDULER=slurm: sweep, report, davis and demo are those of slurm.mk
+sweep: all
 	@$(call PLAN,$(TABLES)/sweep.csv)
 	@$(MAKE) --no-print-directory $(TABLES)/sweep.csv
 	@cat $(TABLES)/sweep.md
-endif
 
-# SETTING=best (the default) takes the setting with the best mean Jaccard over NETS on the
-# selection split (kc-table --print-best), after the sweep; any setting id can be given instead.
-BEST_SETTING = $$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES)) $(CHOICE_OPTS))
-
-ifneq ($(SCHEDULER),slurm)   # SCHEDULER=slurm: report and davis are those of slurm.mk
-report: pipeline-check all
+report: all
 ifeq ($(SETTING),best)
 	@$(call PLAN,$(TABLES)/sweep.csv)
 	@$(MAKE) --no-print-directory $(TABLES)/sweep.csv
 	@best=$(BEST_SETTING); echo "pipeline: the selection split chose $$best"; \
-	  $(MAKE) --no-print-directory -n SETTING=$$best $(TABLES)/report.csv 2>/dev/null | SELECT_LIST=$(SELECT_LIST) \
-	    VAL_LIST=$(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt DAVIS_ROOT=$(DAVIS) configs/plan.sh; \
+	  $(call PLAN,SETTING=$$best $(TABLES)/report.csv); \
 	  $(MAKE) --no-print-directory SETTING=$$best $(TABLES)/report.csv; \
 	  $(MAKE) --no-print-directory SETTING=$$best $(REPORT_DIR)/index.html
 else
+	@$(BUILD)/kc-decode --check-setting $(SETTING) --grid $(GRID)
 	@$(call PLAN,$(TABLES)/report.csv)
 	@$(MAKE) --no-print-directory $(TABLES)/report.csv
 	@$(MAKE) --no-print-directory $(REPORT_DIR)/index.html
@@ -244,94 +448,42 @@ endif
 	@echo "report: $(REPORT_DIR)/index.html (the results browser)"
 
 davis: all
-	@[ -n "$(DAVIS)" ] || { echo "set DAVIS=/path/to/DAVIS (see README)" >&2; exit 2; }
-	@$(call PLAN,$(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv))
-	@$(MAKE) --no-print-directory $(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv)
-	@for n in $(NETS); do echo "$$n: $$(tail -n 1 $(OUT)/results/$$n/davis17-val/global_results-$(DAVIS_SPLIT).csv)"; done
+	@$(call PLAN,$(DAVIS_SCORES))
+	@$(MAKE) --no-print-directory $(DAVIS_SCORES)
+	@for n in $(NETS); do echo "$$n: $$(tail -n 1 $(OUT)/results/$$n/$(DAVIS_SET)/global_results-$(DAVIS_SPLIT).csv)"; done
 endif
 
+probe: all
+	@$(call PLAN,$(PROBE_SCORES))
+	@$(MAKE) --no-print-directory $(PROBE_SCORES)
+	@for n in $(NETS); do echo "$$n: probe mIoU $$(tail -n 1 $(OUT)/scores/$$n/probe$(PROBE_SIZE)/summary.csv | cut -d, -f1) ($(OUT)/scores/$$n/probe$(PROBE_SIZE)/iou.csv)"; done
+
+# the tables as they were last made (each names the request that made it); runs nothing
 tables:
-	@ls $(TABLES)/*.md 2>/dev/null || { echo "no tables yet: run make sweep / make report first" >&2; exit 1; }
-	@$(MAKE) --no-print-directory $(if $(wildcard $(TABLES)/sweep.csv),$(TABLES)/sweep.csv) $(if $(wildcard $(TABLES)/report.csv),$(TABLES)/report.csv)
-
-# ---- figures (kc-plot): drawn from the score files that exist; never runs the pipeline --------
-# A network of NETS whose scores are missing makes kc-plot stop with a line naming it and the file
-# (FIG_FORCE runs the rule then); a figure is redrawn when its score files, nets.ini,
-# published.ini or kc-plot change, or when NETS / SETTING / the picture options change (the
-# .<figure>-inputs stamps, rewritten only when their text changes).
-FIGURES      ?= figures
-PUBLISHED    ?= configs/published.ini
-FIG_IDS      ?=
-FIG_FIRST    ?= 4
-FIG_SEQUENCE ?=
-FIG_FRAMES   ?= 4
-FIG_FORCE     = $(if $(filter-out $(wildcard $(1)),$(1)),figures-missing)
-ifneq ($(filter figures $(FIGURES)/%,$(MAKECMDGOALS)),)
-FIG_STAMP     = $(shell mkdir -p $(FIGURES) && f=$(FIGURES)/.$(1)-inputs && printf '%s\n' '$(2)' > $$f.tmp && \
-                  { cmp -s $$f.tmp $$f && rm -f $$f.tmp || mv $$f.tmp $$f; }; echo $$f)
-endif
-VAL_MASKS     = $(foreach n,$(NETS),$(OUT)/cache/$(n)/voc12-val/masks-$(SETTING)$(REFINE_SUFFIX).h5)
-DAVIS_RESULTS = $(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv)
-.PHONY: figures figures-missing
-
-$(FIGURES)/sweep-jaccard.pdf: $(wildcard $(SELECT_SCORES)) $(call FIG_FORCE,$(SELECT_SCORES)) $(call FIG_STAMP,sweep,$(NETS) $(CHOICE_OPTS)) $(BUILD)/kc-plot
-	$(BUILD)/kc-plot sweep $(foreach n,$(NETS),--scores $(n)=$(OUT)/scores/$(n)/select) $(CHOICE_OPTS) --out $(FIGURES)
-
-$(FIGURES)/curves.pdf: $(wildcard $(VAL_SCORES) $(DAVIS_SCORES) $(PROBE_SCORES)) $(call FIG_FORCE,$(VAL_SCORES) $(DAVIS_SCORES)) $(NETS_INI) $(PUBLISHED) \
-                       $(call FIG_STAMP,curves,$(NETS) $(SETTING) $(DAVIS) $(PROBE_TABLE_OPTS)) $(BUILD)/kc-plot
-	$(BUILD)/kc-plot curves $(foreach n,$(NETS),--voc $(n)=$(OUT)/scores/$(n)/val-$(SETTING)$(REFINE_SUFFIX)) $(if $(DAVIS),$(foreach n,$(NETS),--davis $(n)=$(OUT)/results/$(n)/davis17-val)) \
-	  $(PROBE_TABLE_OPTS) \
-	  --nets-ini $(NETS_INI) --published $(PUBLISHED) --setting $(SETTING) --out $(FIGURES)
-
-$(FIGURES)/grid-voc.pdf: $(wildcard $(VAL_MASKS)) $(call FIG_FORCE,$(VAL_MASKS)) $(call FIG_STAMP,grid-voc,$(NETS) $(SETTING) $(REFINE) $(VOC) $(FIG_IDS) $(FIG_FIRST)) $(BUILD)/kc-plot
-	$(BUILD)/kc-plot voc-grid --voc $(VOC) --split $(VAL_SPLIT) --setting $(SETTING) $(foreach n,$(NETS),--masks $(n)=$(OUT)/cache/$(n)/voc12-val/masks-$(SETTING)$(REFINE_SUFFIX).h5) \
-	  $(if $(FIG_IDS),--ids $(FIG_IDS),--first $(FIG_FIRST)) --out $(FIGURES)
-
-$(FIGURES)/grid-davis.pdf: $(wildcard $(DAVIS_RESULTS)) $(call FIG_FORCE,$(DAVIS_RESULTS)) $(call FIG_STAMP,grid-davis,$(NETS) $(DAVIS) $(FIG_SEQUENCE) $(FIG_FRAMES)) $(BUILD)/kc-plot
-	seq=$(or $(FIG_SEQUENCE),$$(head -n 1 $(DAVIS)/ImageSets/2017/$(DAVIS_SPLIT).txt)); \
-	$(BUILD)/kc-plot davis-grid --davis $(DAVIS) --sequence $$seq $(foreach n,$(NETS),--results $(n)=$(OUT)/results/$(n)/davis17-val) \
-	  --frames $(FIG_FRAMES) --out $(FIGURES)
+	@ls $(TABLES)/*.md >/dev/null 2>&1 || { echo "pipeline: no tables in $(TABLES)/ yet: run make sweep / make report first" >&2; exit 2; }
+	@for f in $(TABLES)/*.md; do echo "== $$f"; cat "$$f"; echo; done
 
 # SETTING=best: the setting kc-table --print-best chooses from the selection scores (as make report:
 # the sweep figure's star).
 figures: $(BUILD)/kc-plot $(BUILD)/kc-table
-	@$(MAKE) --no-print-directory $(FIGURES)/sweep-jaccard.pdf
-	@setting=$(if $(filter best,$(SETTING)),$(BEST_SETTING),$(SETTING)); \
-	  $(MAKE) --no-print-directory SETTING=$$setting $(FIGURES)/curves.pdf $(if $(VOC),$(FIGURES)/grid-voc.pdf) $(if $(DAVIS),$(FIGURES)/grid-davis.pdf)
+	@setting=$(KC_SETTING); \
+	  $(MAKE) --no-print-directory SETTING=$$setting $(FIGURES)/sweep-jaccard.pdf $(FIGURES)/curves.pdf $(if $(VOC),$(FIGURES)/grid-voc.pdf) $(if $(DAVIS),$(FIGURES)/grid-davis.pdf)
 	@echo "figures: $(FIGURES)/ (each as .pdf .svg .png, with a pgfplots .tex and its .csv)"
 
-# ---- the results browser (kc-report): $(REPORT_DIR)/index.html, from what report / davis / figures wrote ----
-# Shows the tables, score folders, masks caches, DAVIS results and figures that exist (it makes no
-# missing product, as make figures); pictures are redrawn only when their inputs changed
-# (kc-report checks each one), pages whenever any input is newer than index.html.
-REPORT_DIR   ?= report
-REPORT_OPTS  ?=
-REPORT_SETTING = $(SETTING)$(REFINE_SUFFIX)
-REPORT_TABLES  = $(wildcard $(TABLES)/report.csv $(TABLES)/sweep.csv)
-REPORT_VOC     = $(foreach n,$(NETS),$(if $(wildcard $(OUT)/scores/$(n)/val-$(REPORT_SETTING)/summary.csv),$(n)))
-REPORT_ATTN    = $(foreach n,$(ATTN_NETS),$(if $(wildcard $(OUT)/scores/$(n)/val-$(ATTN_SETTING)/summary.csv),$(n)))
-REPORT_DAVIS   = $(if $(DAVIS),$(foreach n,$(NETS),$(if $(wildcard $(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv),$(n))))
-REPORT_INPUTS  = $(REPORT_TABLES) $(wildcard $(FIGURES)/*.png) \
-                 $(foreach n,$(REPORT_VOC),$(OUT)/scores/$(n)/val-$(REPORT_SETTING)/summary.csv $(wildcard $(OUT)/cache/$(n)/voc12-val/masks-$(REPORT_SETTING).h5)) \
-                 $(foreach n,$(REPORT_ATTN),$(OUT)/scores/$(n)/val-$(ATTN_SETTING)/summary.csv $(wildcard $(OUT)/cache/$(n)/voc12-val/masks-$(ATTN_SETTING).h5)) \
-                 $(foreach n,$(REPORT_DAVIS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv) \
-                 $(if $(VOC),$(wildcard $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt))
-.PHONY: report-html
-
-$(REPORT_DIR)/index.html: $(BUILD)/kc-report $(REPORT_INPUTS)
-	$(BUILD)/kc-report --out $(REPORT_DIR) $(foreach t,$(REPORT_TABLES),--table $(t)) $(if $(wildcard $(FIGURES)/*.png),--figures $(FIGURES)) \
-	  $(foreach n,$(REPORT_VOC),--scores $(n)=$(OUT)/scores/$(n)/val-$(REPORT_SETTING) \
-	    $(if $(wildcard $(OUT)/cache/$(n)/voc12-val/masks-$(REPORT_SETTING).h5),--masks $(n)=$(OUT)/cache/$(n)/voc12-val/masks-$(REPORT_SETTING).h5)) \
-	  $(foreach n,$(REPORT_ATTN),--scores '$(n) (attention 60 %)=$(OUT)/scores/$(n)/val-$(ATTN_SETTING)' \
-	    --masks '$(n) (attention 60 %)=$(OUT)/cache/$(n)/voc12-val/masks-$(ATTN_SETTING).h5') \
-	  $(if $(and $(VOC),$(REPORT_VOC)$(REPORT_ATTN)),--images voc:$(VOC):$(VAL_SPLIT)) \
-	  $(foreach n,$(REPORT_DAVIS),--davis $(n)=$(OUT)/results/$(n)/davis17-val) $(if $(REPORT_DAVIS),--davis-root $(DAVIS)) $(REPORT_OPTS)
-
-# SETTING=best: the setting kc-table --print-best chooses from the selection scores (as make report).
 report-html: $(BUILD)/kc-report $(BUILD)/kc-table
-	@setting=$(if $(filter best,$(SETTING)),$(BEST_SETTING),$(SETTING)); \
-	  $(MAKE) --no-print-directory SETTING=$$setting $(REPORT_DIR)/index.html
+	@setting=$(KC_SETTING); $(MAKE) --no-print-directory SETTING=$$setting $(REPORT_DIR)/index.html
 	@echo "report: $(REPORT_DIR)/index.html (open it in a browser; $$(du -sh $(REPORT_DIR) | cut -f1) on disk)"
+
+# Goals given together run one after another, in the order given (make -j2 report figures: the
+# figures are drawn from the report's products), each goal's own steps in parallel under -j.
+kc_chain = $(if $(word 2,$(1)),$(eval $(word 2,$(1)): | $(word 1,$(1)))$(call kc_chain,$(wordlist 2,$(words $(1)),$(1))))
+$(call kc_chain,$(filter sweep report davis probe figures report-html,$(MAKECMDGOALS)))
+
+# every variable the pipeline reads, with its default and meaning (the `#:` lines above)
+help:
+	@echo "keycut's pipeline: make sweep | report | davis | probe | figures | report-html | tables | demo | corloc"
+	@echo "(README.md, \"The thesis pipeline with make\"); the variables, their defaults and meaning:"
+	@sed -n 's/^#: //p' pipeline.mk corloc.mk
 
 # ---- the demo: generated scenes and video, the whole pipeline, tables/demo.* and overlays ----
 DEMO_DIR  ?= demo
@@ -348,7 +500,7 @@ DEMO_ARGS := NETS="$(DEMO_NETS)" NETS_INI=$(DEMO_NETS_INI) VOC=$(DEMO_DIR)/data/
              CHOICE_OPTS="$(foreach n,$(filter-out $(DEMO_NET),$(DEMO_NETS)),--baseline $(n))"
 
 # the linear probe on the demo's scenes: trained on its train list (a batch of 8: the list is short)
-DEMO_PROBE_ARGS := PROBE_TRAIN=train PROBE_SIZE=224 PROBE_OPTS="--batch 8"
+DEMO_PROBE_ARGS := PROBE=1 PROBE_TRAIN=train PROBE_SIZE=224 PROBE_OPTS="--batch 8"
 
 $(DEMO_DIR)/data/voc/ImageSets/Segmentation/train.txt: $(BUILD)/kc-demo-data
 	rm -rf $(DEMO_DIR)/data
@@ -363,7 +515,7 @@ demo: deps
 	@set -e; best=$$($(BUILD)/kc-table --print-best $(DEMO_DIR)/scores/$(DEMO_NET)/select); \
 	  setting=$$( [ "$(SETTING)" = best ] && echo $$best || echo $(SETTING) ); \
 	  echo "demo: the selection split chose $$best; reporting $$setting on val"; \
-	  $(MAKE) --no-print-directory $(DEMO_ARGS) SETTING=$$setting $(DEMO_DIR)/tables/report.csv; \
+	  $(MAKE) --no-print-directory $(DEMO_ARGS) $(DEMO_PROBE_ARGS) SETTING=$$setting $(DEMO_DIR)/tables/report.csv; \
 	  mkdir -p $(DEMO_TABLES); \
 	  for e in csv md tex; do cp $(DEMO_DIR)/tables/report.$$e $(DEMO_TABLES)/demo.$$e; \
 	                          cp $(DEMO_DIR)/tables/sweep.$$e $(DEMO_TABLES)/demo-sweep.$$e; done; \
@@ -374,7 +526,7 @@ demo: deps
 	  $(MAKE) --no-print-directory $(DEMO_ARGS) SETTING=$$( [ "$(SETTING)" = best ] && echo $$best || echo $(SETTING) ) \
 	    FIGURES=$(DEMO_DIR)/figures figures
 	@set -e; best=$$($(BUILD)/kc-table --print-best $(DEMO_DIR)/scores/$(DEMO_NET)/select); \
-	  $(MAKE) --no-print-directory $(DEMO_ARGS) SETTING=$$( [ "$(SETTING)" = best ] && echo $$best || echo $(SETTING) ) \
+	  $(MAKE) --no-print-directory $(DEMO_ARGS) $(DEMO_PROBE_ARGS) SETTING=$$( [ "$(SETTING)" = best ] && echo $$best || echo $(SETTING) ) \
 	    FIGURES=$(DEMO_DIR)/figures REPORT_DIR=$(DEMO_DIR)/report $(DEMO_DIR)/report/index.html
 	@echo; echo "demo: $(DEMO_TABLES)/demo.md (VOC val at the chosen setting, DAVIS J&F), $(DEMO_TABLES)/demo-sweep.md (all settings on the selection split), overlays in $(DEMO_DIR)/shows/, the results browser $(DEMO_DIR)/report/index.html"
 	@cat $(DEMO_TABLES)/demo.md

@@ -15,62 +15,16 @@
 # arguments as the single run: the merged file equals the single run's (kc-merge's header).
 # Once kc-merge has checked the merged file against the shards, it removes them (KEEP_SHARDS=1 keeps).
 # kc-propagate shards write whole sequences into the same results folder; a stamp
-# <results>.shards/k-of-n.done marks each, and kc-davis runs once all are there.
+# $(OUT)/.recipes/results/<net>/<davis>.shards/k-of-n.done marks each, and kc-davis runs once all are there.
 
 SLURM_INI ?= configs/slurm.ini
 KEEP_SHARDS ?=
 
-ifneq ($(SHARDS),1)
 SHARD_IDS := $(shell seq 1 $(SHARDS))
 kc_shards_of = $(foreach k,$(SHARD_IDS),$(1).shards/$(k)-of-$(SHARDS).h5)
-
-# ---- one shard of each stage ---------------------------------------------------------------------
-# ($$$$ survives call and eval as the $$ the secondary expansion of pipeline.mk's rules expects)
-# A network's weights file (NET_WEIGHTS runs configs/net-args.sh) is asked once per network, not
-# once per shard: with hundreds of shards that is most of the time a make takes to start.
-kc_weights = $(if $(filter undefined,$(origin KC_WEIGHTS_$(1))),$(eval KC_WEIGHTS_$(1) := $(call NET_WEIGHTS,$(1))))$(KC_WEIGHTS_$(1))
-define KC_SHARD_RULES
-$(OUT)/cache/%/voc12-select/keys.h5.shards/$(1)-of-$(SHARDS).h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(SELECT_LIST) $$$$(call kc_weights,$$$$*)
-	$(BUILD)/kc-extract $$$$(cat $(OUT)/nets/$$*.args) --dataset voc:$(VOC):$(SELECT_LIST) --shard $(1)/$(SHARDS) --out $$@
-
-$(OUT)/cache/%/voc12-val/keys.h5.shards/$(1)-of-$(SHARDS).h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(VOC)/ImageSets/Segmentation/$(VAL_SPLIT).txt $$$$(call kc_weights,$$$$*)
-	$(BUILD)/kc-extract $$$$(cat $(OUT)/nets/$$*.args) --dataset voc:$(VOC):$(VAL_SPLIT) --shard $(1)/$(SHARDS) --out $$@
-
-$(OUT)/cache/%/davis17-val/tokens.h5.shards/$(1)-of-$(SHARDS).h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(DAVIS)/ImageSets/2017/$(DAVIS_SPLIT).txt $$$$(call kc_weights,$$$$*)
-	$(BUILD)/kc-extract $$$$(cat $(OUT)/nets/$$*.args) --dataset davis:$(DAVIS):$(DAVIS_SPLIT) --features $(DAVIS_KIND) --shard $(1)/$(SHARDS) --out $$@
-
-$(OUT)/cache/%/centered.h5.shards/$(1)-of-$(SHARDS).h5: $(OUT)/cache/%/keys.h5 $(BUILD)/kc-center
-	$(BUILD)/kc-center --shard $(1)/$(SHARDS) $$< $$@
-
-$(OUT)/cache/%/voc12-select/masks.h5.shards/$(1)-of-$(SHARDS).h5: $(OUT)/cache/%/voc12-select/centered.h5 $(GRID) $(BUILD)/kc-decode
-	$(BUILD)/kc-decode --features $$< --kind $(KIND) --grid $(GRID) --shard $(1)/$(SHARDS) --out $$@
-
-$(OUT)/cache/%/voc12-val/masks-$(SETTING).h5.shards/$(1)-of-$(SHARDS).h5: $(OUT)/cache/%/voc12-val/centered.h5 $(BUILD)/kc-decode
-	$(BUILD)/kc-decode --features $$< --kind $(KIND) --setting $(SETTING) --shard $(1)/$(SHARDS) --out $$@
-
-$(OUT)/results/%/davis17-val.shards/$(1)-of-$(SHARDS).done: $(OUT)/cache/%/davis17-val/tokens.h5 $(BUILD)/kc-propagate
-	$(BUILD)/kc-propagate --features $$< --davis $(DAVIS) --split $(DAVIS_SPLIT) --kind $(DAVIS_KIND) --shard $(1)/$(SHARDS) --out $(OUT)/results/$$*/davis17-val
-	@mkdir -p $$(@D) && touch $$@
-endef
-$(foreach k,$(SHARD_IDS),$(eval $(call KC_SHARD_RULES,$(k))))
-
-# ---- the merges ------------------------------------------------------------------------------------
-# After a merge, kc-merge --remove-shards reads the merged cache back and checks it against the
-# shards (image count, index, its content_hash and each shard's, recomputed from its data), then
-# deletes them; a failed check deletes the merged cache and keeps the shards.  KEEP_SHARDS=1 keeps
-# them always.  A later make does not redo missing shards while their product is up to date
-# (.SECONDARY: they are intermediate files).
-define KC_MERGE_RULE
-$(OUT)/cache/%/$(1): $(call kc_shards_of,$(OUT)/cache/%/$(1)) $(BUILD)/kc-merge
-	$(BUILD)/kc-merge $(if $(filter-out 0,$(KEEP_SHARDS)),,--remove-shards) $$@ $$(filter $$@.shards/%,$$^)
-endef
-KC_SHARDED := voc12-select/keys.h5 voc12-val/keys.h5 davis17-val/tokens.h5 voc12-select/centered.h5 \
-              voc12-val/centered.h5 voc12-select/masks.h5 voc12-val/masks-$(SETTING).h5
-$(foreach p,$(KC_SHARDED),$(eval $(call KC_MERGE_RULE,$(p))))
-
-$(OUT)/results/%/davis17-val/global_results-$(DAVIS_SPLIT).csv: $(foreach k,$(SHARD_IDS),$(OUT)/results/%/davis17-val.shards/$(k)-of-$(SHARDS).done) $(BUILD)/kc-davis
-	$(BUILD)/kc-davis --results $(@D) --davis $(DAVIS) --split $(DAVIS_SPLIT) --force
-endif
+# The shard rules and their merges are pipeline.mk's (kc_cached, kc_davis_results): a shard is
+# made with the same arguments as the single run, with --shard k/n, from the WHOLE (merged) input;
+# the merged product shares the single run's recipe stamp, so changing SHARDS remakes nothing.
 
 # ---- SCHEDULER=slurm ---------------------------------------------------------------------------------
 # The job graph is a list of steps; each step is one job array whose task k makes one target with
@@ -89,9 +43,9 @@ kc_sel_shards = $(foreach n,$(NETS),$(call kc_shards_of,$(OUT)/cache/$(n)/voc12-
 kc_val_shards = $(foreach n,$(NETS),$(call kc_shards_of,$(OUT)/cache/$(n)/voc12-val/$(1)))
 kc_sel = $(foreach n,$(NETS),$(OUT)/cache/$(n)/voc12-select/$(1))
 kc_val = $(foreach n,$(NETS),$(OUT)/cache/$(n)/voc12-val/$(1))
-KC_DAVIS_TOK_SHARDS = $(if $(DAVIS),$(foreach n,$(NETS),$(call kc_shards_of,$(OUT)/cache/$(n)/davis17-val/tokens.h5)))
-KC_DAVIS_TOK = $(if $(DAVIS),$(foreach n,$(NETS),$(OUT)/cache/$(n)/davis17-val/tokens.h5))
-KC_PROP_STAMPS = $(if $(DAVIS),$(foreach n,$(NETS),$(foreach k,$(SHARD_IDS),$(OUT)/results/$(n)/davis17-val.shards/$(k)-of-$(SHARDS).done)))
+KC_DAVIS_TOK_SHARDS = $(if $(DAVIS),$(foreach n,$(NETS),$(call kc_shards_of,$(OUT)/cache/$(n)/$(DAVIS_SET)/tokens.h5)))
+KC_DAVIS_TOK = $(if $(DAVIS),$(foreach n,$(NETS),$(OUT)/cache/$(n)/$(DAVIS_SET)/tokens.h5))
+KC_PROP_STAMPS = $(if $(DAVIS),$(foreach n,$(NETS),$(foreach k,$(SHARD_IDS),$(RECIPES)/results/$(n)/$(DAVIS_SET).shards/$(k)-of-$(SHARDS).done)))
 
 # The parts of the job graph a goal needs (set by the goals below):
 #   SLURM_SWEEP   the selection split's keys, centred keys and 144-setting masks
@@ -114,7 +68,7 @@ slurm-plan:
 	   $(call kc_plan,merge-features,extract,$(call kc_if,$(SLURM_SWEEP),$(call kc_sel,keys.h5)) $(call kc_if,$(SLURM_VAL),$(call kc_val,keys.h5)) $(call kc_if,$(KC_DAVIS_ON),$(KC_DAVIS_TOK))) \
 	   $(call kc_plan,center,merge-features,$(call kc_if,$(SLURM_SWEEP),$(call kc_sel_shards,centered.h5)) $(call kc_if,$(SLURM_VAL),$(call kc_val_shards,centered.h5))) \
 	   $(call kc_plan,propagate,merge-features,$(call kc_if,$(KC_DAVIS_ON),$(KC_PROP_STAMPS))) \
-	   $(call kc_plan,davis,propagate,$(call kc_if,$(KC_DAVIS_ON),$(foreach n,$(NETS),$(OUT)/results/$(n)/davis17-val/global_results-$(DAVIS_SPLIT).csv))) \
+	   $(call kc_plan,davis,propagate,$(call kc_if,$(KC_DAVIS_ON),$(foreach n,$(NETS),$(OUT)/results/$(n)/$(DAVIS_SET)/global_results-$(DAVIS_SPLIT).csv))) \
 	   $(call kc_plan,merge-centered,center,$(call kc_if,$(SLURM_SWEEP),$(call kc_sel,centered.h5)) $(call kc_if,$(SLURM_VAL),$(call kc_val,centered.h5))) \
 	   $(call kc_plan,decode,merge-centered,$(call kc_if,$(SLURM_SWEEP),$(call kc_sel_shards,masks.h5))) \
 	   $(call kc_plan,merge-masks,decode,$(call kc_if,$(SLURM_SWEEP),$(call kc_sel,masks.h5))) \
@@ -150,8 +104,7 @@ KC_FINAL_COPIES = $(if $(filter demo,$(SLURM_GOAL)),$(TABLES)/report.csv:$(DEMO_
 
 slurm-submit:
 	@[ "$(SHARDS)" -ge 1 ] 2>/dev/null || { echo "slurm: SHARDS=$(SHARDS) is not a positive number" >&2; exit 2; }
-	@$(MAKE) --no-print-directory SCHEDULER=local $(if $(SLURM_SWEEP),$(SELECT_LIST)) $(foreach n,$(NETS),$(OUT)/nets/$(n).args) \
-	  $(foreach n,$(NETS),$(if $(shell configs/net-args.sh $(NETS_INI) $(n) --init 2>/dev/null),$(call NET_WEIGHTS,$(n))))
+	@$(MAKE) --no-print-directory SCHEDULER=local $(if $(SLURM_SWEEP),$(SELECT_LIST)) $(KC_INIT_WEIGHTS) FORCE
 	@mkdir -p $(SLURM_DIR)
 	@$(MAKE) --no-print-directory -s slurm-plan > $(SLURM_DIR)/plan.tmp && mv $(SLURM_DIR)/plan.tmp $(SLURM_DIR)/plan.txt
 	@KC_SLURM_DIR=$(SLURM_DIR) KC_SLURM_INI=$(SLURM_INI) KC_SLURM_GOAL='$(SLURM_GOAL)' KC_SLURM_BEST=$(KC_BEST_FILE) \
@@ -163,10 +116,10 @@ slurm-submit:
 
 ifeq ($(SCHEDULER),slurm)
 KC_USER_VARS = SLURM_USER_VARS='$(filter-out SCHEDULER=%,$(MAKEOVERRIDES))'
-sweep: pipeline-check all
+sweep: all
 	@$(MAKE) --no-print-directory SLURM_GOAL=sweep SLURM_SWEEP=1 $(KC_USER_VARS) slurm-submit
 
-report: pipeline-check all
+report: all
 	@$(MAKE) --no-print-directory SLURM_GOAL=report SLURM_SWEEP=$(if $(filter best,$(SETTING)),1) SLURM_VAL=1 SLURM_REPORT=1 \
 	  SLURM_DAVIS=1 $(KC_USER_VARS) slurm-submit
 

@@ -24,6 +24,7 @@ awk -v ns="$n_select" -v nv="$n_val" -v nd="$n_davis" '
     if (line ~ /davis17/) return nd == 0 ? 2000 : nd
     return nv == 0 ? 1449 : nv
   }
+  /configs\/recipe\.sh / { next }   # a recipe stamp checked (pipeline.mk), not a stage
   /kc-[a-z]+ / {
     match($0, /kc-[a-z]+/); stage = substr($0, RSTART, RLENGTH); n = images($0); s = 0
     if (stage == "kc-extract") s = n * ($0 ~ /--model color/ ? 0.02 : 0.3)

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# configs/check-request.sh — the pipeline's request checked before anything runs (pipeline.mk, at
+# parse time, for the goals a user types).  Environment: GOALS and the pipeline's variables (NETS,
+# NETS_INI, OUT, WEIGHTS, VOC, VAL_SPLIT, PROBE_TRAIN, DAVIS, DAVIS_SPLIT, GRID, SETTING, ATTN_NETS,
+# SHARDS, BUILD, PROBE).  Prints the first problem as one line naming the variable or file to fix (make
+# stops with it); prints nothing when the request can run.
+set -u
+goals=" $GOALS "
+has() { case $goals in *" $1 "*) return 0 ;; esac; return 1; }
+say() { echo "pipeline: $*"; exit 0; }
+
+case ${SHARDS:-1} in ''|*[!0-9]*|0) say "SHARDS=$SHARDS is not a positive number" ;; esac
+
+# the networks: sections of NETS_INI, their weights present (an `init =` network's are made)
+[ -f "$NETS_INI" ] || say "NETS_INI=$NETS_INI: no such file"
+[ -n "${NETS// /}" ] || say "NETS is empty: name the networks, sections of $NETS_INI"
+extracts=0
+for g in sweep report davis probe; do has $g && extracts=1; done
+for n in $NETS $ATTN_NETS; do
+  info=$(OUT=$OUT WEIGHTS=$WEIGHTS configs/net-args.sh "$NETS_INI" "$n" --make 2>&1) || say "NETS: ${info#net-args: }"
+  [ $extracts = 1 ] || continue
+  IFS='|' read -r _ w init _ <<<"$info"
+  if [ "$init" = - ] && [ "$w" != - ] && [ ! -f "$w" ]; then
+    if [ "$n" = weights ]; then say "WEIGHTS=$w: no such file"; fi
+    say "network $n: weights $w (section [$n] of $NETS_INI): no such file"
+  fi
+done
+
+# VOC: the root and the lists the goals read
+voc_needed=0
+for g in sweep report probe; do has $g && voc_needed=1; done
+if [ $voc_needed = 1 ]; then
+  [ -n "$VOC" ] || say "set VOC=/path/to/VOCdevkit/VOC2012 (see README)"
+  [ -d "$VOC" ] || say "VOC=$VOC: no such folder"
+fi
+seg=$VOC/ImageSets/Segmentation
+if has sweep || { has report && [ "$SETTING" = best ]; }; then
+  [ -f "$seg/train.txt" ] || say "VOC=$VOC has no $seg/train.txt (the selection split is drawn from it)"
+  [ -f "$GRID" ] || say "GRID=$GRID: no such file"
+fi
+if has report; then
+  [ -f "$seg/$VAL_SPLIT.txt" ] || say "VAL_SPLIT=$VAL_SPLIT: no list $seg/$VAL_SPLIT.txt (VOC=$VOC)"
+fi
+if has probe || { has report && [ -n "${PROBE:-}" ] && [ "$PROBE" != 0 ]; }; then
+  [ -f "$seg/$PROBE_TRAIN.txt" ] || say "PROBE_TRAIN=$PROBE_TRAIN: no list $seg/$PROBE_TRAIN.txt (VOC's augmented set: trainaug.txt, labels in SegmentationClassAug/; README \"The linear probe\")"
+  [ -f "$seg/$VAL_SPLIT.txt" ] || say "VAL_SPLIT=$VAL_SPLIT: no list $seg/$VAL_SPLIT.txt (VOC=$VOC)"
+fi
+
+# DAVIS
+if has davis && [ -z "$DAVIS" ]; then say "set DAVIS=/path/to/DAVIS (see README)"; fi
+if [ -n "$DAVIS" ] && { has davis || has report; }; then
+  [ -d "$DAVIS" ] || say "DAVIS=$DAVIS: no such folder"
+  [ -f "$DAVIS/ImageSets/2017/$DAVIS_SPLIT.txt" ] || say "DAVIS_SPLIT=$DAVIS_SPLIT: no list $DAVIS/ImageSets/2017/$DAVIS_SPLIT.txt (DAVIS=$DAVIS)"
+fi
+
+# SETTING: best, or a decoder setting id (the nearest id of GRID named on a typo)
+if [ "$SETTING" != best ] && { has report || has figures || has report-html; }; then
+  dec=${BUILD:-build}/kc-decode
+  if [ -x "$dec" ]; then
+    err=$("$dec" --check-setting "$SETTING" $([ -f "$GRID" ] && echo --grid "$GRID") 2>&1) || say "${err#kc-decode: error: }"
+  fi
+fi
+exit 0
