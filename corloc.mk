@@ -15,6 +15,12 @@
 # Datasets: voc07 = voc:$(VOC07):Main/trainval (5,011 images), voc12 = voc:$(VOC12):Main/trainval
 # (11,540), coco20k = coco:$(COCO):$(COCO20K_LIST) (19,817) with ROOT/annotations/instances_train2014.json.
 
+#: VOC07        (none)                 make corloc: the VOC2007 root (Main/trainval)
+#: VOC12        (none)                 make corloc: the VOC2012 root (Main/trainval); the pipeline's is VOC
+#: COCO         (none)                 make corloc: the COCO root (train2014, annotations/)
+#: COCO20K_LIST (none)                 make corloc: the COCO20k file list
+#: CENTER       1                      make corloc: 0 decodes the raw keys (TokenCut's own protocol)
+#: CORLOC_PUBLISHED configs/published-corloc.ini  make corloc: the published rows
 VOC07        ?=
 VOC12        ?=
 COCO         ?=

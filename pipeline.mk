@@ -79,6 +79,8 @@
 #: FIG_FRAMES   4                      frames in grid-davis
 #: DEMO_DIR     demo                   make demo's folder (data, caches, report)
 #: DEMO_TABLES  tables                 where make demo copies its tables (demo.*, demo-sweep.*)
+#: DEMO_NETS_INI configs/demo-nets.ini make demo's networks
+#: KC_PLAN      1                      0: no plan line before a goal's steps (the tests' reference runs)
 NETS         ?= color
 NETS_INI     ?= configs/nets.ini
 VOC          ?=
@@ -130,7 +132,7 @@ FORCE:
 
 # ---- the request checked before anything runs: one line naming what to fix ---------------------
 # (at parse time, for the goals a user types; `make SUBGOAL` of the goals below is not checked again)
-KC_USER_GOALS := $(filter sweep report davis probe figures report-html corloc,$(MAKECMDGOALS))
+KC_USER_GOALS := $(filter sweep report davis probe figures report-html tables corloc,$(MAKECMDGOALS))
 ifneq ($(KC_USER_GOALS),)
 ifneq ($(VOC12),)
 ifeq ($(VOC),)
@@ -145,7 +147,7 @@ endif
 KC_CHECK := $(shell GOALS='$(KC_USER_GOALS)' NETS='$(NETS)' NETS_INI='$(NETS_INI)' OUT='$(OUT)' WEIGHTS='$(WEIGHTS)' \
               VOC='$(VOC)' VAL_SPLIT='$(VAL_SPLIT)' PROBE_TRAIN='$(PROBE_TRAIN)' DAVIS='$(DAVIS)' \
               DAVIS_SPLIT='$(DAVIS_SPLIT)' GRID='$(GRID)' SETTING='$(SETTING)' ATTN_NETS='$(ATTN_NETS)' \
-              SHARDS='$(SHARDS)' BUILD='$(BUILD)' PROBE='$(PROBE)' configs/check-request.sh 2>&1)
+              SHARDS='$(SHARDS)' BUILD='$(BUILD)' PROBE='$(PROBE)' TABLES='$(TABLES)' configs/check-request.sh 2>&1)
 ifneq ($(KC_CHECK),)
 $(error $(KC_CHECK))
 endif
@@ -384,7 +386,10 @@ REPORT_TABLES  = $(wildcard $(TABLES)/report.csv $(TABLES)/sweep.csv)
 REPORT_VOC     = $(foreach n,$(NETS),$(if $(wildcard $(OUT)/scores/$(n)/val-$(REPORT_SETTING)/summary.csv),$(n)))
 REPORT_ATTN    = $(foreach n,$(ATTN_NETS),$(if $(wildcard $(OUT)/scores/$(n)/val-$(ATTN_SETTING)/summary.csv),$(n)))
 REPORT_DAVIS   = $(if $(DAVIS),$(foreach n,$(NETS),$(if $(wildcard $(OUT)/results/$(n)/$(DAVIS_SET)/global_results-$(DAVIS_SPLIT).csv),$(n))))
-REPORT_FIGS    = $(wildcard $(FIGURES)/*.png)
+# the figures, shown when they are of this request (KC_FIGURES=0: make report / report-html found them
+# out of date, so a page never shows figures drawn from other scores than its tables')
+KC_FIGURES    ?= 1
+REPORT_FIGS    = $(if $(filter 1,$(KC_FIGURES)),$(wildcard $(FIGURES)/*.png))
 KC_REPORT_ABOUT = --setting $(SETTING)$(if $(REFINE_SUFFIX), --refine $(REFINE))$(if $(VOC), --val-split $(VAL_SPLIT))
 KC_REPORT_ABOUT_DAVIS = $(if $(REPORT_DAVIS),--davis-split $(DAVIS_SPLIT))
 REPORT_INPUTS  = $(REPORT_TABLES) $(REPORT_FIGS) \
@@ -423,6 +428,13 @@ PLAN = $(if $(filter 0,$(KC_PLAN)),true,$(MAKE) --no-print-directory -n $(1) | S
 BEST_SETTING = $$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES)) $(CHOICE_OPTS))
 # the setting of the goal: SETTING, or the one the selection split chose (the sweep must exist)
 KC_SETTING = $(if $(filter best,$(SETTING)),$(BEST_SETTING),$(SETTING))
+# KC_FIGS_OK SETTING: 1 when FIGURES holds figures and they are up to date with the request (make -q
+# of make figures' products), else 0 (and a line saying why they are left out of the page)
+KC_FIG_TARGETS = $(FIGURES)/sweep-jaccard.pdf $(FIGURES)/curves.pdf $(if $(VOC),$(FIGURES)/grid-voc.pdf) $(if $(DAVIS),$(FIGURES)/grid-davis.pdf)
+KC_FIGS_OK = $$(if ls $(FIGURES)/*.png >/dev/null 2>&1; then \
+                 if $(MAKE) --no-print-directory -q SETTING=$(1) $(KC_FIG_TARGETS) >/dev/null 2>&1; then echo 1; \
+                 else echo "report: the figures in $(FIGURES)/ are not of this request (make figures redraws them); the page leaves them out" >&2; echo 0; fi; \
+               else echo 0; fi)
 
 ifneq ($(SCHEDULER),slurm)   # SCHEDULER=slurm: sweep, report, davis and demo are those of slurm.mk
 sweep: all
@@ -437,12 +449,12 @@ ifeq ($(SETTING),best)
 	@best=$(BEST_SETTING); echo "pipeline: the selection split chose $$best"; \
 	  $(call PLAN,SETTING=$$best $(TABLES)/report.csv); \
 	  $(MAKE) --no-print-directory SETTING=$$best $(TABLES)/report.csv; \
-	  $(MAKE) --no-print-directory SETTING=$$best $(REPORT_DIR)/index.html
+	  $(MAKE) --no-print-directory SETTING=$$best KC_FIGURES=$(call KC_FIGS_OK,$$best) $(REPORT_DIR)/index.html
 else
 	@$(BUILD)/kc-decode --check-setting $(SETTING) --grid $(GRID)
 	@$(call PLAN,$(TABLES)/report.csv)
 	@$(MAKE) --no-print-directory $(TABLES)/report.csv
-	@$(MAKE) --no-print-directory $(REPORT_DIR)/index.html
+	@$(MAKE) --no-print-directory KC_FIGURES=$(call KC_FIGS_OK,$(SETTING)) $(REPORT_DIR)/index.html
 endif
 	@cat $(TABLES)/report.md
 	@echo "report: $(REPORT_DIR)/index.html (the results browser)"
@@ -460,7 +472,6 @@ probe: all
 
 # the tables as they were last made (each names the request that made it); runs nothing
 tables:
-	@ls $(TABLES)/*.md >/dev/null 2>&1 || { echo "pipeline: no tables in $(TABLES)/ yet: run make sweep / make report first" >&2; exit 2; }
 	@for f in $(TABLES)/*.md; do echo "== $$f"; cat "$$f"; echo; done
 
 # SETTING=best: the setting kc-table --print-best chooses from the selection scores (as make report:
@@ -471,7 +482,7 @@ figures: $(BUILD)/kc-plot $(BUILD)/kc-table
 	@echo "figures: $(FIGURES)/ (each as .pdf .svg .png, with a pgfplots .tex and its .csv)"
 
 report-html: $(BUILD)/kc-report $(BUILD)/kc-table
-	@setting=$(KC_SETTING); $(MAKE) --no-print-directory SETTING=$$setting $(REPORT_DIR)/index.html
+	@setting=$(KC_SETTING); $(MAKE) --no-print-directory SETTING=$$setting KC_FIGURES=$(call KC_FIGS_OK,$$setting) $(REPORT_DIR)/index.html
 	@echo "report: $(REPORT_DIR)/index.html (open it in a browser; $$(du -sh $(REPORT_DIR) | cut -f1) on disk)"
 
 # Goals given together run one after another, in the order given (make -j2 report figures: the

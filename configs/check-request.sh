@@ -2,13 +2,17 @@
 # configs/check-request.sh — the pipeline's request checked before anything runs (pipeline.mk, at
 # parse time, for the goals a user types).  Environment: GOALS and the pipeline's variables (NETS,
 # NETS_INI, OUT, WEIGHTS, VOC, VAL_SPLIT, PROBE_TRAIN, DAVIS, DAVIS_SPLIT, GRID, SETTING, ATTN_NETS,
-# SHARDS, BUILD, PROBE).  Prints the first problem as one line naming the variable or file to fix (make
+# SHARDS, BUILD, PROBE, TABLES).  Prints the first problem as one line naming the variable or file to fix (make
 # stops with it); prints nothing when the request can run.
 set -u
 goals=" $GOALS "
 has() { case $goals in *" $1 "*) return 0 ;; esac; return 1; }
 say() { echo "pipeline: $*"; exit 0; }
 
+if has tables; then
+  compgen -G "${TABLES:-tables}/*.md" >/dev/null || say "no tables in ${TABLES:-tables}/ yet: run make sweep / make report first"
+  [ "$GOALS" != " tables " ] || exit 0
+fi
 case ${SHARDS:-1} in ''|*[!0-9]*|0) say "SHARDS=$SHARDS is not a positive number" ;; esac
 
 # the networks: sections of NETS_INI, their weights present (an `init =` network's are made)
