@@ -143,7 +143,10 @@ seed=${KC_WALK_SEED:-28}
 mapfile -t ORDER < <(printf '%s\n' "${STEPS[@]}" | awk -v s="$seed" 'BEGIN { srand(s) } { print rand() "\t" $0 }' | sort -n | cut -f2)
 # first the issue's first case (an `init =` network added to a sweep), then a `weights =` network
 ORDER=(step_add_init step_add_weights "${ORDER[@]}")
-[ -z "${KC_WALK_STEPS:-}" ] || ORDER=("${ORDER[@]:0:$KC_WALK_STEPS}")   # (debugging: the first N steps)
+# KC_WALK_STEPS=N: the first N steps only (debugging; the sanitizer suite takes 5: its point is the
+# stages' memory, and the make layer is the same)
+[ "${KC_SANITIZE:-}" != 1 ] || KC_WALK_STEPS=${KC_WALK_STEPS:-5}
+[ -z "${KC_WALK_STEPS:-}" ] || ORDER=("${ORDER[@]:0:$KC_WALK_STEPS}")
 echo "walk (seed $seed): start; ${ORDER[*]}"
 
 walk() {   # walk INC_DIR SHARDS_OPTS...: the whole walk from the first request
