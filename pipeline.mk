@@ -81,6 +81,7 @@
 #: DEMO_TABLES  tables                 where make demo copies its tables (demo.*, demo-sweep.*)
 #: DEMO_NETS_INI configs/demo-nets.ini make demo's networks
 #: KC_PLAN      1                      0: no plan line before a goal's steps (the tests' reference runs)
+#: KC_FIGURES   1                      0: the results browser leaves FIGURES out (make report / report-html set it)
 NETS         ?= color
 NETS_INI     ?= configs/nets.ini
 VOC          ?=
@@ -160,6 +161,11 @@ KC_NOT_PIPELINE := all deps deps-ref deps-fuzz deps-bench deps-tex test test-fre
                    help fuzz fuzz-smoke fuzz-build test-slurm status
 KC_PIPELINE := $(filter-out $(KC_NOT_PIPELINE) $(STAGES) $(LIB) $(BUILD)/obj/% $(BUILD)/tests/% $(BUILD)/other-arch/%,$(MAKECMDGOALS))
 ifneq ($(KC_PIPELINE),)
+
+# A make whose goals are all figures or the results browser (make figures' and make report-html's
+# own sub-makes, make -q of them) draws from the products that exist: their rules are not made
+# here, so it never runs the pipeline; it redraws when they changed (mtime) or its command did.
+KC_DRAW := $(if $(filter-out $(FIGURES)/% $(REPORT_DIR)/% figures report-html,$(MAKECMDGOALS)),,1)
 
 KC_PID := $(shell mkdir -p $(RECIPES) && echo $$PPID)
 KC_PLAN := $(RECIPES)/.plan.$(KC_PID)
@@ -241,7 +247,7 @@ KC_WHASH.$(1) := $$(if $$(KC_INIT.$(1)),,$$(KC_W.$(1)) $$(wildcard $$(dir $$(KC_
 endef
 $(foreach n,$(sort $(NETS) $(ATTN_NETS)),$(eval $(call kc_net_info,$(n))))
 KC_INIT_WEIGHTS := $(sort $(foreach n,$(NETS) $(ATTN_NETS),$(KC_WDEP.$(n))))
-$(foreach n,$(sort $(NETS) $(ATTN_NETS)),$(if $(KC_INIT.$(n)),$(call kc_product,$(KC_W.$(n)),$(BUILD)/kc-init,,$(BUILD)/kc-init $(KC_INIT.$(n)) --out $(KC_W.$(n)))))
+$(foreach n,$(if $(KC_DRAW),,$(sort $(NETS) $(ATTN_NETS))),$(if $(KC_INIT.$(n)),$(call kc_product,$(KC_W.$(n)),$(BUILD)/kc-init,,$(BUILD)/kc-init $(KC_INIT.$(n)) --out $(KC_W.$(n)))))
 
 # kind = baseline in nets.ini: the row is listed as a baseline and does not choose the setting.
 # CHOICE_OPTS: the networks that choose the setting (SETTING=best) and thereby the star of the sweep
@@ -250,8 +256,8 @@ BASELINE_OPTS := $(foreach n,$(NETS),$(if $(filter baseline,$(KC_KIND.$(n))),--b
 CHOICE_OPTS   ?= $(BASELINE_OPTS)
 
 # ---- the selection split ----------------------------------------------------------------------
-$(call kc_product,$(SELECT_LIST),$(BUILD)/kc-score,$(TRAIN_LIST),\
-  $(BUILD)/kc-score --make-selection $(TRAIN_LIST) --count $(SELECT_COUNT) --out $(SPLITS))
+$(if $(KC_DRAW),,$(call kc_product,$(SELECT_LIST),$(BUILD)/kc-score,$(TRAIN_LIST),\
+  $(BUILD)/kc-score --make-selection $(TRAIN_LIST) --count $(SELECT_COUNT) --out $(SPLITS)))
 
 # ---- one network's products --------------------------------------------------------------------
 define kc_net_products
@@ -323,7 +329,7 @@ endef
 kc_davis_results = $(foreach k,$(SHARD_IDS),$(eval $(call kc_davis_shard,$(1),$(k))))$(eval $(call kc_davis_merged,$(1)))
 endif
 
-$(foreach n,$(NETS),$(eval $(call kc_net_products,$(n))))
+$(foreach n,$(if $(KC_DRAW),,$(NETS)),$(eval $(call kc_net_products,$(n))))
 
 # ---- the attention baseline (BASELINES=attn): class attention, 60 % mass masks, DINO's scoring ----
 define kc_attn_products
@@ -335,7 +341,7 @@ $(call kc_product,$(OUT)/scores/$(1)/val-$(ATTN_SETTING)/summary.csv,$(OUT)/cach
   $(BUILD)/kc-score --masks $(OUT)/cache/$(1)/voc12-val/masks-$(ATTN_SETTING).h5 --voc $(VOC) --split $(VAL_LIST) --out $(OUT)/scores/$(1)/val-$(ATTN_SETTING) --network '$(1) (attention 60 %)',\
   --ledger $(LEDGER))
 endef
-$(foreach n,$(ATTN_NETS),$(eval $(call kc_attn_products,$(n))))
+$(foreach n,$(if $(KC_DRAW),,$(ATTN_NETS)),$(eval $(call kc_attn_products,$(n))))
 
 # ---- tables --------------------------------------------------------------------------------
 SELECT_SCORES = $(foreach n,$(NETS),$(OUT)/scores/$(n)/select/summary.csv)
@@ -351,12 +357,12 @@ PROBE_TABLE_OPTS = $(foreach n,$(if $(REPORT_PROBE),$(NETS)),--probe $(n)=$(OUT)
 KC_SWEEP_ABOUT = --select-list $(SELECT_LIST)
 KC_TABLE_ABOUT = --voc $(VOC) --val-split $(VAL_SPLIT)$(if $(DAVIS), --davis-root $(DAVIS) --davis-split $(DAVIS_SPLIT))
 
-$(call kc_product,$(TABLES)/sweep.csv,$(SELECT_SCORES) $(SELECT_LIST) $(BUILD)/kc-table,,\
+$(if $(KC_DRAW),,$(call kc_product,$(TABLES)/sweep.csv,$(SELECT_SCORES) $(SELECT_LIST) $(BUILD)/kc-table,,\
   $(BUILD)/kc-table $(dir $(SELECT_SCORES)) --out $(TABLES) --name sweep --only sweep $(KC_SWEEP_ABOUT) $(BASELINE_OPTS),\
-  --ledger $(LEDGER))
-$(if $(filter-out best,$(SETTING)),$(call kc_product,$(TABLES)/report.csv,$(VAL_SCORES) $(ATTN_SCORES) $(DAVIS_SCORES) $(REPORT_PROBE) $(BUILD)/kc-table,,\
-  $(BUILD)/kc-table $(dir $(VAL_SCORES) $(ATTN_SCORES)) --out $(TABLES) --name report --only report --setting $(SETTING) $(KC_TABLE_ABOUT) $(DAVIS_OPTS) $(PROBE_TABLE_OPTS) $(BASELINE_OPTS)$(if $(REFINE_SUFFIX), --refine $(REFINE)),\
   --ledger $(LEDGER)))
+$(if $(filter-out best,$(SETTING)),$(if $(KC_DRAW),,$(call kc_product,$(TABLES)/report.csv,$(VAL_SCORES) $(ATTN_SCORES) $(DAVIS_SCORES) $(REPORT_PROBE) $(BUILD)/kc-table,,\
+  $(BUILD)/kc-table $(dir $(VAL_SCORES) $(ATTN_SCORES)) --out $(TABLES) --name report --only report --setting $(SETTING) $(KC_TABLE_ABOUT) $(DAVIS_OPTS) $(PROBE_TABLE_OPTS) $(BASELINE_OPTS)$(if $(REFINE_SUFFIX), --refine $(REFINE)),\
+  --ledger $(LEDGER))))
 
 # ---- figures (kc-plot): drawn from the score files that exist; never runs the pipeline --------
 # A network of NETS whose scores are missing makes kc-plot stop with a line naming it and the file

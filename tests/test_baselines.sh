@@ -48,7 +48,7 @@ plan=$($M -n NETS="color rnd" NETS_INI="$T/nets.ini" VOC="$T/voc" OUT="$T/out" S
        TABLES="$T/out/tables" "$T/out/tables/report.csv" 2>&1 || true)
 grep -q -- "kc-init --arch toy/16 --seed 1 --out $T/out/nets/rnd.safetensors" <<<"$plan" && ok || bad "no kc-init step in the plan: $(grep kc-init <<<"$plan")"
 grep -q -- "kc-extract --weights $T/out/nets/rnd.safetensors" <<<"$plan" && ok || bad "kc-extract does not read the kc-init file"
-grep -q -- "kc-table .* --baseline rnd$" <<<"$plan" && ok || bad "kc-table is not told rnd is a baseline: $(grep kc-table <<<"$plan")"
+grep -Eq -- "^$BUILD/kc-table .* --baseline rnd( --ledger .*)?$" <<<"$plan" && ok || bad "kc-table is not told rnd is a baseline: $(grep kc-table <<<"$plan")"
 printf '[x]\nmodel = color\nkind = control\n' > "$T/bad.ini"
 expect_fail "bad kind" "net-args: \[x\] in .*: kind must be network or baseline, not 'control'" configs/net-args.sh "$T/bad.ini" x
 rm -rf "$T"

@@ -7,10 +7,10 @@
 # Steps: networks of each kind (`model =` color, `weights =` a checkpoint file, `init =` random)
 # added, dropped and reordered; SETTING best / explicit / another / back; VOC and DAVIS roots
 # whose ground truth differs; the checkpoint replaced by other weights with an older mtime; a
-# nets.ini section edited; the grid edited in place; VAL_SPLIT; REFINE; PROBE_SIZE; and a last
-# step that touches every input without changing a byte, which must run no stage.  After every
-# step the same request is made again and must start no stage.  The walk's order is fixed by
-# KC_WALK_SEED (default 28): the steps after the first are drawn in that order.
+# nets.ini section edited; the grid edited in place; VAL_SPLIT; REFINE; PROBE_SIZE; requests made
+# again after others; and a last step that touches every input without changing a byte, which
+# must run no stage.  Every fourth step (and the first and last) the same request is made again
+# and must start no stage.
 source "$(dirname "$0")/lib.sh"
 T=$(tmpdir walk)
 T=$(cd "$T" && pwd)
@@ -121,41 +121,47 @@ check_step() {   # check_step NAME AGAIN INC_DIR SHARDS_OPTS...: AGAIN=1 also ch
 }
 
 # ---- the steps: each changes the request ------------------------------------------------------
-step_add_init()     { S_NETS="$S_NETS random"; S_NETS=$(tr ' ' '\n' <<<"$S_NETS" | awk '!s[$0]++' | paste -sd' '); }
-step_add_weights()  { S_NETS="$S_NETS ckpt"; S_NETS=$(tr ' ' '\n' <<<"$S_NETS" | awk '!s[$0]++' | paste -sd' '); }
-step_drop()         { local n; n=$(wc -w <<<"$S_NETS"); [ "$n" -gt 1 ] && S_NETS=$(cut -d' ' -f2- <<<"$S_NETS") || S_NETS="color ckpt"; }
-step_reorder()      { S_NETS=$(tr ' ' '\n' <<<"$S_NETS" | tac | paste -sd' '); }
-n_setting=0   # best, explicit, back to best, another explicit, ...
-step_setting()      { n_setting=$((n_setting + 1)); case $((n_setting % 4)) in 1) S_SETTING=t0.20-bin-mean-seed-n1 ;; 3) S_SETTING=t0.10-bin-mean-corners-n1 ;; *) S_SETTING=best ;; esac; }
-step_voc()          { S_VOC=$((3 - S_VOC)); }
-step_davis()        { S_DAVIS=$((3 - S_DAVIS)); }
-step_val()          { [ "$S_VAL" = val ] && S_VAL=val2 || S_VAL=val; }
-step_refine()       { [ "$S_REFINE" = none ] && S_REFINE=bs || S_REFINE=none; }
-step_probe()        { [ "$S_PROBE" = 224 ] && S_PROBE=448 || S_PROBE=224; }
-step_ckpt()         {   # other weights copied in, older than every product (cp -p of an old file)
-  [ "$S_CKPT" = a ] && S_CKPT=b || S_CKPT=a
-  cp "$T/ckpt-$S_CKPT.safetensors" "$T/ckpt.safetensors"; touch -d '2001-01-01' "$T/ckpt.safetensors"; }
-step_ini()          { [ "$S_INI" = a ] && S_INI=b || S_INI=a; write_ini "$S_INI"; }
-step_grid()         { [ "$S_GRID" = a ] && S_GRID=b || S_GRID=a; write_grid "$S_GRID"; }
-STEPS=(step_setting step_voc step_ckpt step_reorder step_davis step_ini step_setting step_grid
-       step_val step_refine step_probe step_drop)
-seed=${KC_WALK_SEED:-28}
-mapfile -t ORDER < <(printf '%s\n' "${STEPS[@]}" | awk -v s="$seed" 'BEGIN { srand(s) } { print rand() "\t" $0 }' | sort -n | cut -f2)
-# first the issue's first case (an `init =` network added to a sweep), then a `weights =` network
-ORDER=(step_add_init step_add_weights "${ORDER[@]}")
-# KC_WALK_STEPS=N: the first N steps only (debugging; the sanitizer suite takes 5: its point is the
-# stages' memory, and the make layer is the same)
-[ "${KC_SANITIZE:-}" != 1 ] || KC_WALK_STEPS=${KC_WALK_STEPS:-5}
-[ -z "${KC_WALK_STEPS:-}" ] || ORDER=("${ORDER[@]:0:$KC_WALK_STEPS}")
-echo "walk (seed $seed): start; ${ORDER[*]}"
+# The walk goes forward and back, so that requests come again (a request made again must give its
+# earlier outputs, its stamps rewritten back) and the clean runs, one per distinct request, stay
+# few: 13 requests, 9 distinct.
+add_init()    { S_NETS="$S_NETS random"; }
+add_weights() { S_NETS="$S_NETS ckpt"; }
+reorder()     { S_NETS=$(tr ' ' '\n' <<<"$S_NETS" | tac | paste -sd' '); }
+drop_first()  { S_NETS=$(cut -d' ' -f2- <<<"$S_NETS"); }
+setting()     { S_SETTING=$1; }
+voc()         { S_VOC=$1; }
+davis()       { S_DAVIS=$1; }
+val()         { S_VAL=$1; }
+refine()      { S_REFINE=$1; }
+probe()       { S_PROBE=$1; }
+ckpt()        {   # other weights copied in, older than every product (as cp -p of an old file)
+  S_CKPT=$1; cp "$T/ckpt-$1.safetensors" "$T/ckpt.safetensors"; touch -d '2001-01-01' "$T/ckpt.safetensors"; }
+ini()         { S_INI=$1; write_ini "$1"; }     # b: [ckpt] gains options = --drop-cls
+grid()        { S_GRID=$1; write_grid "$1"; }   # b: a third tau
+STEPS=(
+  "add_init"                               # the issue's first case: an `init =` network added to a sweep
+  "add_weights"                            # a `weights =` network
+  "setting t0.20-bin-mean-seed-n1; ckpt b" # an explicit setting; the checkpoint replaced, older mtime
+  "voc 2; davis 2"                         # roots whose ground truth differs
+  "voc 1; davis 1"                         # back: the request of two steps before
+  "setting best; ini b"                    # SETTING back to best; a nets.ini section edited
+  "grid b; reorder"                        # the grid edited in place; the networks reordered
+  "val val2; refine bs; probe 448"         # another VAL_SPLIT, refined masks, the probe at 448
+  "val val; refine none; probe 224"        # back
+  "val val2; refine bs; probe 448"         # and forth again
+  "ckpt a; ini a"                          # the old checkpoint copied back (older mtime again)
+  "drop_first; setting t0.10-bin-mean-corners-n1"   # a network dropped; another explicit setting
+)
+[ "${KC_SANITIZE:-}" != 1 ] || KC_WALK_STEPS=${KC_WALK_STEPS:-5}   # (the sanitizer suite: the stages' memory; the make layer is the same)
+[ -z "${KC_WALK_STEPS:-}" ] || STEPS=("${STEPS[@]:0:$KC_WALK_STEPS}")
 
-walk() {   # walk INC_DIR SHARDS_OPTS...: the whole walk from the first request
+walk() {   # walk INC_DIR MAKE_OPTIONS...: the whole walk from the first request
   local inc=$1; shift
-  S_NETS="color" S_SETTING=best S_VOC=1 S_DAVIS=1 S_VAL=val S_REFINE=none S_PROBE=224 n_setting=0
-  [ "$S_CKPT" = a ] || step_ckpt; [ "$S_INI" = a ] || step_ini; [ "$S_GRID" = a ] || step_grid
+  S_NETS="color" S_SETTING=best S_VOC=1 S_DAVIS=1 S_VAL=val S_REFINE=none S_PROBE=224
+  [ "$S_CKPT" = a ] || ckpt a; [ "$S_INI" = a ] || ini a; [ "$S_GRID" = a ] || grid a
   check_step start 1 "$inc" "$@"
-  local s i=0
-  for s in "${ORDER[@]}"; do "$s"; i=$((i + 1)); check_step "${s#step_}" $((i % 6 == 0 || i == ${#ORDER[@]})) "$inc" "$@"; done
+  local i=0 step
+  for step in "${STEPS[@]}"; do eval "$step"; i=$((i + 1)); check_step "$i:${step// /_}" $((i % 4 == 0 || i == ${#STEPS[@]})) "$inc" "$@"; done
   # every input touched, no byte changed: nothing runs
   touch "$T/ckpt.safetensors" "$T/nets.ini" "$T/grid.ini" "$T"/data*/voc/ImageSets/Segmentation/*.txt "$T"/data*/davis/ImageSets/2017/*.txt
   local log=$T/log.touched; local -a v; mapfile -t v < <(vars "$inc")
@@ -164,11 +170,12 @@ walk() {   # walk INC_DIR SHARDS_OPTS...: the whole walk from the first request
 }
 
 walk "$T/inc"
-echo "walk: $n_steps requests; incremental runs started $n_stage_inc stages, the $n_clean clean runs $n_stage_clean"
+echo "walk: $n_steps requests; the incremental runs started $n_stage_inc stages in all, the $n_clean clean runs (one per distinct request) $n_stage_clean"
+inc1=$n_stage_inc steps1=$n_steps
 # under SHARDS=2 the goals whose products are sharded (features, decoding, propagation), PROBE=1
 # keeping the probe in the report; their outputs against the same clean runs
 GOALS=(sweep report davis) WRITTEN=tables PRINTED=
 walk "$T/inc2" -j2 SHARDS=2
-echo "walk under SHARDS=2: $n_steps requests in all; incremental stages $n_stage_inc (both walks), clean $n_stage_clean"
+echo "walk under SHARDS=2 -j2: $((n_steps - steps1)) requests; the incremental runs started $((n_stage_inc - inc1)) stages (shards and merges counted), new clean runs: $((n_clean - ${#CLEAN[@]} + ${#CLEAN[@]}))"
 [ "$T_FAIL" = "$fails_before" ] && rm -rf "$T"/clean* "$T"/inc*
 done_tests
