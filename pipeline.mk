@@ -167,7 +167,7 @@ ifneq ($(KC_PIPELINE),)
 # here, so it never runs the pipeline; it redraws when they changed (mtime) or its command did.
 KC_DRAW := $(if $(filter-out $(FIGURES)/% $(REPORT_DIR)/% figures report-html,$(MAKECMDGOALS)),,1)
 
-KC_PID := $(shell mkdir -p $(RECIPES) && echo $$PPID)
+KC_PID := $(shell $(if $(wildcard $(RECIPES)),,mkdir -p $(RECIPES) && )echo $$PPID)
 KC_PLAN := $(RECIPES)/.plan.$(KC_PID)
 KC_HASHES := $(RECIPES)/.hashes.tsv
 $(file >$(KC_PLAN))
@@ -208,7 +208,7 @@ kc_cmd = $(subst @OUT@,$(2),$(subst @SHARD@,$(3),$(1)))
 ifeq ($(SHARDS),1)
 kc_cached = $(call kc_product,$(1),$(2),$(3),$(call kc_cmd,$(4),$(1),))
 else
-SHARD_IDS := $(shell seq 1 $(SHARDS))
+SHARD_IDS := $(if $(filter 1,$(SHARDS)),1,$(shell seq 1 $(SHARDS)))
 kc_shards_of = $(foreach k,$(SHARD_IDS),$(1).shards/$(k)-of-$(SHARDS).h5)
 define kc_shard_rule
 $(1).shards/$(5)-of-$(SHARDS).h5: $(2) $(call kc_stamp,$(1)) $(call kc_missing,$(3))
