@@ -69,8 +69,8 @@ run() {   # run DIR LOG [make options...]: the request's goals into DIR
 }
 stages() { grep -cE "^$B/kc-[a-z]+ " "$1" || true; }
 # what the run printed that a reader takes away: the tables and the per-network result lines
-printed() { grep -E "^\\||^[a-z0-9-]+: ($PRINTED[0-9])" "$1" | sed "s|$2|DIR|g"; }
-PRINTED="probe mIoU |"
+printed() { grep -E "$PRINTED" "$1" | sed "s|$2|DIR|g"; }
+PRINTED='^\||^[a-z0-9-]+: (probe mIoU |[0-9])'   # the tables, make davis' and make probe's lines
 # the products a reader uses, as files below DIR: tables, the figures' data, scores, results, the
 # results browser (but the ledger and the caches, which record their own paths and times)
 products() { (cd "$1" && find $WRITTEN work/scores work/results -type f \
@@ -171,11 +171,11 @@ walk() {   # walk INC_DIR MAKE_OPTIONS...: the whole walk from the first request
 
 walk "$T/inc"
 echo "walk: $n_steps requests; the incremental runs started $n_stage_inc stages in all, the $n_clean clean runs (one per distinct request) $n_stage_clean"
-inc1=$n_stage_inc steps1=$n_steps
+inc1=$n_stage_inc steps1=$n_steps clean1=$n_clean
 # under SHARDS=2 the goals whose products are sharded (features, decoding, propagation: make report
 # makes DAVIS's too, DAVIS being set, and the probe, PROBE=1); their outputs against the same clean runs
-GOALS=(sweep report) WRITTEN=tables PRINTED=
+GOALS=(sweep report) WRITTEN=tables PRINTED='^\|' 
 walk "$T/inc2" -j2 SHARDS=2
-echo "walk under SHARDS=2 -j2: $((n_steps - steps1)) requests; the incremental runs started $((n_stage_inc - inc1)) stages (shards and merges counted), new clean runs: $((n_clean - ${#CLEAN[@]} + ${#CLEAN[@]}))"
+echo "walk under SHARDS=2 -j2: $((n_steps - steps1)) requests; the incremental runs started $((n_stage_inc - inc1)) stages (shards and merges counted), clean runs added: $((n_clean - clean1))"
 [ "$T_FAIL" = "$fails_before" ] && rm -rf "$T"/clean* "$T"/inc*
 done_tests
