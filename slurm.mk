@@ -130,7 +130,7 @@ davis: all
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory $(DEMO_DIR)/data/voc/ImageSets/Segmentation/train.txt
-	@$(MAKE) --no-print-directory $(DEMO_ARGS) SLURM_GOAL=demo SLURM_SWEEP=1 SLURM_VAL=1 SLURM_REPORT=1 SLURM_DAVIS=1 \
+	@$(MAKE) --no-print-directory $(DEMO_ARGS) $(DEMO_PROBE_ARGS) SLURM_GOAL=demo SLURM_SWEEP=1 SLURM_VAL=1 SLURM_REPORT=1 SLURM_DAVIS=1 \
 	  SLURM_BEST_NETS=$(DEMO_NET) $(KC_USER_VARS) slurm-submit
 endif
 
