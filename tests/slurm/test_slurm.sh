@@ -292,7 +292,7 @@ n=0; diffs=0
 for f in "$T"/t1/*; do
   b=$(basename "$f"); b=${b/demo-sweep/sweep}; b=${b/demo/report}; n=$((n + 1))
   # (the tables name their roots and selection list: each run's folder read as DIR)
-  cmp -s <(sed "s|$T/d1|DIR|g" "$f") <(sed "s|$T/rs|DIR|g" "$T/rs/tables/$b") || { diffs=$((diffs + 1)); echo "differs: $f $T/rs/tables/$b"; }
+  cmp -s <(sed -e "s|$T/d1|DIR|g" -e "s|$T/rs|DIR|g" "$f") <(sed -e "s|$T/d1|DIR|g" -e "s|$T/rs|DIR|g" "$T/rs/tables/$b") || { diffs=$((diffs + 1)); echo "differs: $f $T/rs/tables/$b"; }
 done
 echo "slurm report tables vs plain demo: $n files, $diffs differ"
 [ "$n" -ge 7 ] && [ "$diffs" -eq 0 ] && ok || bad "slurm report tables differ from plain make demo ($diffs of $n)"
