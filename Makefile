@@ -3,9 +3,6 @@ SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DELETE_ON_ERROR:
 .SUFFIXES:
-# objects are kept (pattern-made files are intermediate); the pipeline's products are explicit
-# targets, never intermediate (pipeline.mk)
-.PRECIOUS: $(BUILD)/obj/%.o $(BUILD)/other-arch/obj/%.o
 MAKEFLAGS += --no-builtin-rules
 
 # ---- configuration ---------------------------------------------------------------------------
@@ -13,6 +10,9 @@ BUILD   ?= build
 ifeq ($(SANITIZE),1)
 override BUILD := $(BUILD)-san
 endif
+# objects are kept (pattern-made files are intermediate); the pipeline's products are explicit
+# targets, never intermediate (pipeline.mk)
+.PRECIOUS: $(BUILD)/obj/%.o $(BUILD)/other-arch/obj/%.o
 CC      ?= cc
 ifeq ($(origin CC),default)
 CC      := gcc
