@@ -37,6 +37,7 @@ static void add(char ***list, int *n, int *cap, const char *rel)
 /* Sorts list (n) and drops repeats. */
 static void sort_unique(char **list, int *n)
 {
+    if (*n == 0) return;   // (list may be NULL then: qsort must not be given it)
     qsort(list, (size_t)*n, sizeof(char *), cmp_str);
     int k = 0;
     for (int i = 0; i < *n; i++) {
@@ -48,6 +49,7 @@ static void sort_unique(char **list, int *n)
 
 static int contains(char *const *list, int n, const char *rel)
 {
+    if (n == 0) return 0;   // (list may be NULL then)
     return bsearch(&rel, list, (size_t)n, sizeof(char *), cmp_str) != NULL;
 }
 
