@@ -215,7 +215,7 @@ static void run_case(const vcase *c)
     vit_opts o = VIT_OPTS_DEFAULT;
     o.heads = c->heads;
     o.drop_cls = c->drop_cls;
-    o.posembed_hf = c->hf;
+    o.posembed = c->hf ? VIT_POS_HF : VIT_POS_DINO;
     vit_model *m = NULL;
     if (vit_init(&m, &w, &o) < 0) {
         CHECK(0, "%s: vit_init: %s", c->name, kc_error());

@@ -473,7 +473,7 @@ static int load_model(extract_ctx *x)
         vo.heads = o->heads;
         vo.ln_eps = o->ln_eps;
         vo.drop_cls = o->drop_cls;
-        vo.posembed_hf = !strcmp(o->posembed, "hf");
+        vo.posembed = !strcmp(o->posembed, "hf") ? VIT_POS_HF : VIT_POS_DINO;
         KC_TRY(vit_init(&x->model, &x->w, &vo));
         x->patch = vit_patch(x->model);
         x->dim = vit_dim(x->model);

@@ -353,7 +353,7 @@ int vit_init(vit_model **out, const kc_weights *w, const vit_opts *o)
     m->ln_eps = o->ln_eps > 0 ? o->ln_eps
               : !w->hf_names ? 1e-6
               : w->config_ln_eps > 0 ? w->config_ln_eps : 1e-12;
-    m->posembed_hf = o->posembed_hf != 0;
+    m->posembed_hf = o->posembed == VIT_POS_HF;
 
     m->blocks = kc_calloc((size_t)m->depth, sizeof *m->blocks);
     L.used = kc_calloc((size_t)(w->n > 0 ? w->n : 1), 1);

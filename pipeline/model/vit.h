@@ -31,13 +31,22 @@
 #define KC_VIT_H
 #include "pipeline/weights/weights.h"
 
+/* Position-embedding resampling (vit_resample_pos): the rule of the file's family by default. */
+enum {
+    VIT_POS_AUTO = 0,  /* DINO, timm, DINOv2: VIT_POS_DINO; DINOv2 with registers: VIT_POS_AA */
+    VIT_POS_DINO = 1,  /* bicubic by scale factor (g + 0.1) / n (DINO, DINOv2 vits14) */
+    VIT_POS_HF = 2,    /* bicubic to size g (Hugging Face ViTModel, Dinov2Model) */
+    VIT_POS_AA = 3     /* bicubic to size g with antialias (DINOv2 with registers) */
+};
+
 typedef struct vit_opts {
-    int heads;        /* 0: from config.json, else dim / 64 */
-    double ln_eps;    /* 0: 1e-6 for DINO/timm names, config.json / 1e-12 for HF names */
-    int drop_cls;     /* run DINO weights as the converted network (no class token, no final norm) */
-    int posembed_hf;  /* 0: dino resampling, 1: hf resampling */
+    int heads;         /* 0: from config.json, else dim / 64 */
+    double ln_eps;     /* 0: the family's (1e-6 DINO/timm/DINOv2, 1e-5 DINOv3, config.json / 1e-12 HF ViT) */
+    int drop_cls;      /* run DINO weights as the converted network (no class token, no final norm) */
+    int posembed;      /* VIT_POS_* */
+    int keys_pre_rope; /* DINOv3: keys before the rotation (default: after, what attention uses) */
 } vit_opts;
-#define VIT_OPTS_DEFAULT ((vit_opts){0, 0.0, 0, 0})
+#define VIT_OPTS_DEFAULT ((vit_opts){0, 0.0, 0, VIT_POS_AUTO, 0})
 
 typedef struct vit_model vit_model; /* opaque: read-only after init, shared by threads */
 typedef struct vit_state vit_state; /* opaque: scratch for one forward at a time */
