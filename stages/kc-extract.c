@@ -17,7 +17,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: kc-extract --weights FILE [--checkpoint-key K] [--model vit|color] [--drop-cls]\n"
             "                  [--heads H] [--ln-eps E] --dataset SPEC [--policy square480|short480|native16]\n"
-            "                  [--features keys|tokens|attn|keys,tokens,...] [--posembed dino|hf] [--batch N]\n"
+            "                  [--features keys|tokens|attn|keys,tokens,...] [--posembed auto|dino|hf|antialias]\n"
+            "                  [--keys post-rope|pre-rope] [--batch N]\n"
             "                  [--patch P] [--shard i/n] [--split auto|images|rows] [--verbose] --out keys.h5\n"
             "\n"
             "Runs a ViT teacher (or the no-learning colour extractor) over a dataset and stores, per\n"
@@ -29,14 +30,19 @@ static void usage(FILE *f)
             "  --model vit|color     vit (default with --weights) or color (no weights; patch 16)\n"
             "  --drop-cls            run DINO weights as the converted network (no class token, no final norm)\n"
             "  --heads H             attention heads (default: config.json beside the weights, else dim/64)\n"
-            "  --ln-eps E            LayerNorm eps (default 1e-6 DINO/timm names, config.json/1e-12 HF names)\n"
+            "  --ln-eps E            LayerNorm eps (default: the family's: 1e-6 DINO, timm, DINOv2; 1e-5 DINOv3;\n"
+            "                        config.json's for Hugging Face files, else 1e-12 for a HF ViTModel)\n"
             "  --dataset SPEC        voc:ROOT:SPLIT | davis:ROOT:SPLIT | dir:DIR | list:FILE\n"
             "  --policy P            square480 (default for voc/dir/list), short480 (default for davis),\n"
             "                        native16\n"
             "  --features F          keys (default), tokens, attn, or a comma list (keys,attn); attn is the\n"
             "                        last block's class-token attention per head, (heads, patches), as DINO\n"
             "                        reads it (needs a class token: not SelfPatch-like or --drop-cls)\n"
-            "  --posembed dino|hf    position-embedding resampling rule (default dino)\n"
+            "  --posembed R          position-embedding resampling: auto (default: the file's family's own rule:\n"
+            "                        dino for DINO, timm, DINOv2; antialias for DINOv2 with registers), dino\n"
+            "                        (bicubic, scale (g+0.1)/n), hf (bicubic to size, Hugging Face ViTModel and\n"
+            "                        Dinov2Model), antialias (bicubic to size with antialias); DINOv3: RoPE, none\n"
+            "  --keys post-rope|pre-rope  DINOv3: the keys after RoPE (default: what attention uses) or before\n"
             "  --batch N             images per crash-safe piece (default 8)\n"
             "  --patch P             patch size of the colour extractor (default 16)\n"
             "  --out FILE            the cache to write (atomically; an interrupted run resumes)\n"
@@ -88,7 +94,8 @@ int main(int argc, char **argv)
                                    {"dataset", 1, 0, 's'},  {"policy", 1, 0, 'p'},         {"features", 1, 0, 'f'},
                                    {"posembed", 1, 0, 'P'}, {"out", 1, 0, 'o'},            {"batch", 1, 0, 'b'},
                                    {"patch", 1, 0, 'x'},    {"help", 0, 0, 'h'},           {"shard", 1, 0, 'S'},
-                                   {"verbose", 0, 0, 'v'},  {"split", 1, 0, 'T'},          {0, 0, 0, 0}};
+                                   {"verbose", 0, 0, 'v'},  {"split", 1, 0, 'T'},          {"keys", 1, 0, 'K'},
+                                   {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -102,6 +109,10 @@ int main(int argc, char **argv)
         case 'p': policy_s = optarg; break;
         case 'f': o.features = optarg; break;
         case 'P': o.posembed = optarg; break;
+        case 'K':
+            if (!strcmp(optarg, "pre-rope")) o.keys_pre_rope = 1;
+            else if (strcmp(optarg, "post-rope")) kc_die_msg("--keys: unknown '%s' (post-rope or pre-rope)", optarg);
+            break;
         case 'o': o.out = optarg; break;
         case 'b': o.batch = atoi(optarg); break;
         case 'x': o.patch_color = atoi(optarg); break;
@@ -131,7 +142,8 @@ int main(int argc, char **argv)
     if (o.heads < 0) kc_die_msg("--heads: must be positive");
     if (o.patch_color < 2 || o.patch_color > 64) kc_die_msg("--patch: %d is out of range 2..64", o.patch_color);
     if (parse_features(o.features, &o.want_keys, &o.want_tokens, &o.want_attn) < 0) kc_die();
-    if (strcmp(o.posembed, "dino") && strcmp(o.posembed, "hf")) kc_die_msg("--posembed: unknown '%s' (dino or hf)", o.posembed);
+    if (strcmp(o.posembed, "auto") && strcmp(o.posembed, "dino") && strcmp(o.posembed, "hf") && strcmp(o.posembed, "antialias"))
+        kc_die_msg("--posembed: unknown '%s' (auto, dino, hf or antialias)", o.posembed);
 
     kc_dataset ds;
     if (dataset_open(&ds, o.dataset) < 0) kc_die();

@@ -473,7 +473,9 @@ static int load_model(extract_ctx *x)
         vo.heads = o->heads;
         vo.ln_eps = o->ln_eps;
         vo.drop_cls = o->drop_cls;
-        vo.posembed = !strcmp(o->posembed, "hf") ? VIT_POS_HF : VIT_POS_DINO;
+        vo.posembed = !strcmp(o->posembed, "hf") ? VIT_POS_HF : !strcmp(o->posembed, "dino") ? VIT_POS_DINO
+                    : !strcmp(o->posembed, "antialias") ? VIT_POS_AA : VIT_POS_AUTO;
+        vo.keys_pre_rope = o->keys_pre_rope;
         KC_TRY(vit_init(&x->model, &x->w, &vo));
         x->patch = vit_patch(x->model);
         x->dim = vit_dim(x->model);
@@ -493,8 +495,8 @@ static int load_model(extract_ctx *x)
         x->heads = o->want_attn ? vit_heads(x->model) : 0;
     } else if (o->want_attn) {
         return kc_fail("--features attn needs a ViT with a class token (--model color has no attention)");
-    } else if (o->drop_cls || o->heads || o->ln_eps != 0 || o->ckey) {
-        return kc_fail("--drop-cls, --heads, --ln-eps and --checkpoint-key apply to --model vit only");
+    } else if (o->drop_cls || o->heads || o->ln_eps != 0 || o->ckey || o->keys_pre_rope) {
+        return kc_fail("--drop-cls, --heads, --ln-eps, --keys and --checkpoint-key apply to --model vit only");
     }
     return 0;
 }
@@ -543,9 +545,13 @@ static int open_cache(extract_ctx *x)
     /* the product path too: pieces computed by two paths (a resume on another CPU, or under another
      * KC_ISA) would differ in their last bits, so they are never mixed (check_products) */
     const char *products = x->use_vit ? products_describe(x->model) : "-";
+    /* the position rule as the forward resolved it ("auto" of a DINO file is "dino", as before) */
+    const char *posembed = x->use_vit ? vit_posembed_name(x->model) : strcmp(o->posembed, "auto") ? o->posembed : "dino";
+    char features[96];
+    snprintf(features, sizeof features, "%s%s", o->features, o->keys_pre_rope ? ";keys=pre-rope" : "");
     const char *parts[] = {"kc-extract", KC_VERSION, o->model_name, x->use_vit ? x->w.sha256 : "-",
                            o->ckey ? o->ckey : "-", o->drop_cls ? "drop-cls" : "-", heads_s, eps_s,
-                           policy_name(o->policy), o->features, o->posembed, batch_s, patch_s, ids_hash, products,
+                           policy_name(o->policy), features, posembed, batch_s, patch_s, ids_hash, products,
                            shard_str(&o->shard, shard_s)};
     char fp[65];
     cache_fingerprint(fp, (int)(sizeof parts / sizeof *parts) - !shard_active(&o->shard), parts);
@@ -571,7 +577,10 @@ static int finish_cache(extract_ctx *x)
         prov_set(&prov, "arch", vit_describe(x->model));
         prov_set(&prov, "forward", vit_forward_kind(x->model));
         prov_setf(&prov, "ln_eps", "%.9g", vit_ln_eps(x->model));
-        prov_set(&prov, "posembed", o->posembed);
+        prov_set(&prov, "posembed", vit_posembed_name(x->model));
+        prov_setf(&prov, "registers", "%d", vit_registers(x->model));
+        if (!strcmp(vit_posembed_name(x->model), "rope"))
+            prov_set(&prov, "keys", o->keys_pre_rope ? "before RoPE (--keys pre-rope)" : "after RoPE (what attention uses)");
         prov_set(&prov, "products", products_describe(x->model));
     } else {
         prov_setf(&prov, "arch", "color dim=%d patch=%d", COLOR_DIM, x->patch);

@@ -47,7 +47,8 @@ typedef struct extract_opts {
     const char *ckey;               /* vit: state dict inside a checkpoint (NULL: automatic) */
     int drop_cls, heads;            /* vit: vit_opts (heads 0: config.json, else dim / 64) */
     double ln_eps;                  /* vit: 0 for the default of the names */
-    const char *posembed;           /* vit: "dino" or "hf" */
+    const char *posembed;           /* vit: "auto" (the family's rule), "dino", "hf" or "antialias" */
+    int keys_pre_rope;              /* vit, DINOv3: the keys before RoPE (--keys pre-rope) */
     int patch_color;                /* color: the patch size */
     const char *features;           /* the --features text, for the fingerprint */
     int want_keys, want_tokens, want_attn; /* what it names (attn: vit with a class token) */
@@ -61,7 +62,7 @@ typedef struct extract_opts {
     const char *out;                /* the cache to write */
 } extract_opts;
 #define EXTRACT_OPTS_DEFAULT                                                                                   \
-    ((extract_opts){.posembed = "dino", .patch_color = 16, .features = "keys", .policy = POLICY_SQUARE480,     \
+    ((extract_opts){.posembed = "auto", .patch_color = 16, .features = "keys", .policy = POLICY_SQUARE480,     \
                     .batch = 8, .split = EXTRACT_SPLIT_AUTO, .shard = KC_SHARD_NONE})
 
 /* Runs the network over images [0, n) (ids (n), paths (n): the whole dataset, of which opts->shard

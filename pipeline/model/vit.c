@@ -1,14 +1,17 @@
 /* pipeline/model/vit.c — the ViT forward: keys and tokens of DINO-style Vision Transformers.
  *
- * Network (DINO / timm layout, pre-norm), for an image of grid_h x grid_w patches:
- *   x0    = [cls + pos_cls ;  patches(chw) W_pe^T + b_pe + resample(pos)]      // (T, D), T = G + cls
- *   per block:  x += proj(attn(LN1(x)));  x += fc2(GELU(fc1(LN2(x))))
- *   attn: qkv = LN1(x) W_qkv^T + b_qkv  (T, 3D); per head h (rows h*hd .. of q, k, v):
+ * Network (DINO / timm layout, pre-norm; DINOv2 and DINOv3 add what vit.h lists), for an image of
+ * grid_h x grid_w patches:
+ *   x0    = [cls + pos_cls ; registers ; patches(chw) W_pe^T + b_pe + resample(pos)]   // (T, D)
+ *   per block:  x += g1 * proj(attn(LN1(x)));  x += g2 * fc2(GELU(fc1(LN2(x))))   (g = 1 without
+ *         LayerScale; g folded into proj and fc2 at load)
+ *   attn: qkv = LN1(x) W_qkv^T + b_qkv  (T, 3D) (b_qkv masked under DINOv3); RoPE on the q and k
+ *         rows of the patches (DINOv3); per head h (rows h*hd .. of q, k, v):
  *         O_h = softmax(q_h k_h^T / sqrt(hd)) v_h
- *   keys   = LN1_last(x_{depth-1}) W_qkv[D:2D]^T + b_qkv[D:2D]   (class row dropped, unscaled)
- *   tokens = norm(x_depth) when the network has a final norm, else x_depth (class row dropped)
- *   attn   = per head, softmax_t(q_cls,h . k_t,h / sqrt(hd)) over all T tokens, class column
- *            dropped after the softmax; q_cls from LN1_last(x_cls) and qkv rows 0..D-1
+ *   keys   = LN1_last(x_{depth-1}) W_qkv[D:2D]^T + b_qkv[D:2D], RoPE'd under DINOv3 (patch rows, unscaled)
+ *   tokens = norm(x_depth) when the network has a final norm, else x_depth (patch rows)
+ *   attn   = per head, softmax_t(q_cls,h . k_t,h / sqrt(hd)) over all T tokens, class and register
+ *            columns dropped after the softmax; q_cls from LN1_last(x_cls) and qkv rows 0..D-1
  *            (class_attention below, run once on the last block)
  * GELU is exact (erf).  Only the blocks before the last run in full when just the keys are wanted.
  *
@@ -68,12 +71,21 @@ typedef struct vit_block {
     kc_linear *lin_qkv, *lin_keys, *lin_proj, *lin_fc1, *lin_fc2;
 } vit_block;
 
+/* What a file's tensors say about its family (vit_init): decides the defaults below. */
+enum { FAM_DINO = 0, FAM_DINOV2 = 1, FAM_DINOV2_REG = 2, FAM_DINOV3 = 3 };
+
 struct vit_model {
     int dim, depth, heads, head_dim, patch, mlp;
     int pos_n;                 /* trained position grid n x n */
     int file_cls, file_norm;   /* what the weights hold */
     int cls, final_norm;       /* what the forward runs (differs under drop_cls) */
-    int posembed_hf;
+    int posembed;              /* VIT_POS_DINO, _HF or _AA (resolved); 0 without a position embedding */
+    int family;                /* FAM_* */
+    int n_reg;                 /* register / storage tokens after the class token (DINOv2-reg, DINOv3) */
+    int prefix;                /* rows before the patches: class token + registers */
+    int layerscale;            /* 1: LayerScale gammas, folded into proj and fc2 at load */
+    int n_periods;             /* RoPE: head_dim / 4 periods (DINOv3), else 0 */
+    int keys_pre_rope;         /* keys before the rotation (--keys pre-rope) */
     int blas_pool;             /* KC_VIT_THREADING=openblas (benchmarks only) */
     int attn_fused;            /* attention by pipeline/model/attn.h (AVX-512, head_dim 64) */
     double ln_eps;
@@ -81,17 +93,21 @@ struct vit_model {
     const float *pe_w, *pe_b;  /* (D, 3*p*p), (D) */
     const float *cls_token;    /* (D) or NULL */
     const float *pos_cls;      /* (D) or NULL */
-    const float *pos;          /* (n*n, D) */
+    const float *pos;          /* (n*n, D), or NULL (DINOv3: RoPE instead) */
+    const float *reg_tokens;   /* (n_reg, D) or NULL */
+    const float *rope_periods; /* (n_periods) or NULL */
     const float *norm_w, *norm_b;
     vit_block *blocks;
     kc_linear *lin_pe;         /* patch embedding (bias), NULL when the linear layers are off */
     char describe[256];
     const char *kind;
+    char kind_buf[128];
 };
 
 struct vit_state {
     int grid_h, grid_w, n_tok, n_threads;
-    float *pos;      /* (G, D) resampled position embedding */
+    float *pos;      /* (G, D) resampled position embedding, or NULL */
+    float *rope_cos, *rope_sin; /* (G, head_dim / 2) RoPE tables (DINOv3), or NULL */
     float *patches;  /* (G, 3*p*p) im2col */
     float *x;        /* (T, D) residual stream */
     float *xn;       /* (T, D) LayerNorm output */
@@ -180,6 +196,9 @@ static const float *take(loader *L, const kc_tensor *t, int64_t offset, int64_t 
     return L->slab + at;
 }
 
+/* A tensor copied into the slab that load_all may still change (the folds below). */
+static float *take_mut(loader *L, const kc_tensor *t, int64_t count) { return (float *)take(L, t, 0, count); }
+
 static int load_all(vit_model *m, loader *L, const vit_opts *o)
 {
     const kc_weights *w = L->w;
@@ -198,15 +217,46 @@ static int load_all(vit_model *m, loader *L, const vit_opts *o)
     m->cls = has_cls && !o->drop_cls;
     m->cls_token = m->cls ? take(L, t, 0, D) : NULL;
 
-    KC_TRY(check_tensor(L, "pos_embed", 3, SHAPE(1, -1, D), 1, &t));
-    int64_t rows = t->shape[1] - has_cls;
-    int n = (int)floor(sqrt((double)(rows > 0 ? rows : 0)) + 0.5);
-    if (rows < 1 || (int64_t)n * n != rows)
-        return kc_fail("%s: tensor pos_embed has %lld rows: not a square grid%s", wpath(w),
-                       (long long)t->shape[1], has_cls ? " plus the class token's row" : "");
-    m->pos_n = n;
-    m->pos_cls = m->cls ? take(L, t, 0, D) : NULL;
-    m->pos = take(L, t, (int64_t)has_cls * D, rows * D);
+    int has_reg;
+    KC_TRY(has_reg = check_tensor(L, "register_tokens", 3, SHAPE(1, -1, D), 0, &t));
+    if (has_reg) {
+        if (t->shape[1] < 1 || t->shape[1] > 256)
+            return kc_fail("%s: tensor register_tokens holds %lld tokens (expected 1 to 256)", wpath(w),
+                           (long long)t->shape[1]);
+        if (!has_cls) return kc_fail("%s: register tokens without a class token (cls_token)", wpath(w));
+        m->n_reg = (int)t->shape[1];
+        m->reg_tokens = take(L, t, 0, (int64_t)m->n_reg * D);
+    }
+
+    int has_rope;
+    KC_TRY(has_rope = check_tensor(L, "rope_embed.periods", 1, SHAPE(m->head_dim / 4), 0, &t));
+    if (has_rope) {
+        if (m->head_dim % 4 != 0)
+            return kc_fail("%s: RoPE needs a head width divisible by 4 (heads %d of width %d)", wpath(w), m->heads,
+                           m->head_dim);
+        for (int i = 0; i < m->head_dim / 4; i++)
+            if (!(t->data[i] > 0))
+                return kc_fail("%s: tensor rope_embed.periods holds a period that is not positive (%g at %d)",
+                               wpath(w), (double)t->data[i], i);
+        m->n_periods = m->head_dim / 4;
+        m->rope_periods = take(L, t, 0, m->n_periods);
+    }
+
+    int has_pos;
+    KC_TRY(has_pos = check_tensor(L, "pos_embed", 3, SHAPE(1, -1, D), !has_rope, &t));
+    if (has_pos && has_rope)
+        return kc_fail("%s: both a position embedding (pos_embed) and RoPE periods (rope_embed.periods): "
+                       "not a layout keycut knows", wpath(w));
+    if (has_pos) {
+        int64_t rows = t->shape[1] - has_cls;
+        int n = (int)floor(sqrt((double)(rows > 0 ? rows : 0)) + 0.5);
+        if (rows < 1 || (int64_t)n * n != rows)
+            return kc_fail("%s: tensor pos_embed has %lld rows: not a square grid%s", wpath(w),
+                           (long long)t->shape[1], has_cls ? " plus the class token's row" : "");
+        m->pos_n = n;
+        m->pos_cls = m->cls ? take(L, t, 0, D) : NULL;
+        m->pos = take(L, t, (int64_t)has_cls * D, rows * D);
+    }
 
     for (int b = 0; b < m->depth; b++) {
         vit_block *B = &m->blocks[b];
@@ -219,7 +269,10 @@ static int load_all(vit_model *m, loader *L, const vit_opts *o)
         BT(ln1_w, "norm1.weight", 1, D);
         BT(ln1_b, "norm1.bias", 1, D);
         BT(qkv_w, "attn.qkv.weight", 2, 3 * D, D);
-        BT(qkv_b, "attn.qkv.bias", 1, 3 * D);
+        snprintf(name, sizeof name, "blocks.%d.attn.qkv.bias", b);
+        KC_TRY(check_tensor(L, name, 1, SHAPE(3 * D), 1, &t));
+        float *qkv_b = take_mut(L, t, 3 * D);
+        B->qkv_b = qkv_b;
         BT(proj_w, "attn.proj.weight", 2, D, D);
         BT(proj_b, "attn.proj.bias", 1, D);
         BT(ln2_w, "norm2.weight", 1, D);
@@ -229,6 +282,45 @@ static int load_all(vit_model *m, loader *L, const vit_opts *o)
         BT(fc2_w, "mlp.fc2.weight", 2, D, M);
         BT(fc2_b, "mlp.fc2.bias", 1, D);
 #undef BT
+        /* DINOv3's masked key bias: the bias used is qkv.bias * bias_mask (0 on the k rows) */
+        snprintf(name, sizeof name, "blocks.%d.attn.qkv.bias_mask", b);
+        int has_mask;
+        KC_TRY(has_mask = check_tensor(L, name, 1, SHAPE(3 * D), 0, &t));
+        if (has_mask) {
+            for (int i = 0; i < 3 * D; i++)
+                if (t->data[i] != 0.0f && t->data[i] != 1.0f)
+                    return kc_fail("%s: tensor %s holds %g at %d (a mask holds 0 or 1)", wpath(w), name,
+                                   (double)t->data[i], i);
+            if (qkv_b)
+                for (int i = 0; i < 3 * D; i++) qkv_b[i] *= t->data[i];
+        }
+        /* LayerScale (DINOv2, DINOv3): x += g1 * proj(...), x += g2 * fc2(...), folded into the rows
+         * of proj and fc2 and their biases (g (A W^T + b) = A (g W)^T + g b), so it costs nothing */
+        const kc_tensor *g[2];
+        int has_g[2];
+        for (int k = 0; k < 2; k++) {
+            snprintf(name, sizeof name, "blocks.%d.ls%d.gamma", b, k + 1);
+            KC_TRY(has_g[k] = check_tensor(L, name, 1, SHAPE(D), 0, &g[k]));
+        }
+        if (has_g[0] != has_g[1] || (b > 0 && has_g[0] != m->layerscale)) {
+            snprintf(name, sizeof name, "blocks.%d.ls%d.gamma", b, has_g[0] ? 2 : 1);
+            if (b > 0 && has_g[0] == has_g[1])
+                snprintf(name, sizeof name, "blocks.%d.ls1.gamma", b);
+            return kc_fail("%s: LayerScale in some blocks only: %s %s", wpath(w), name,
+                           has_g[0] && has_g[1] ? "is unexpected" : "is missing");
+        }
+        m->layerscale = has_g[0];
+        if (m->layerscale && L->slab) {
+            float *pw = (float *)B->proj_w, *pb = (float *)B->proj_b;
+            float *fw = (float *)B->fc2_w, *fb = (float *)B->fc2_b;
+            for (int j = 0; j < D; j++) {
+                const float g1 = g[0]->data[j], g2 = g[1]->data[j];
+                for (int i = 0; i < D; i++) pw[(size_t)j * D + i] *= g1;
+                pb[j] *= g1;
+                for (int i = 0; i < M; i++) fw[(size_t)j * M + i] *= g2;
+                fb[j] *= g2;
+            }
+        }
     }
 
     const kc_tensor *nw, *nb;
@@ -350,11 +442,6 @@ int vit_init(vit_model **out, const kc_weights *w, const vit_opts *o)
     }
     m->heads = heads;
     m->head_dim = m->dim / heads;
-    m->ln_eps = o->ln_eps > 0 ? o->ln_eps
-              : !w->hf_names ? 1e-6
-              : w->config_ln_eps > 0 ? w->config_ln_eps : 1e-12;
-    m->posembed_hf = o->posembed == VIT_POS_HF;
-
     m->blocks = kc_calloc((size_t)m->depth, sizeof *m->blocks);
     L.used = kc_calloc((size_t)(w->n > 0 ? w->n : 1), 1);
     if (load_all(m, &L, o) < 0) goto fail; /* pass 1: checks and counts */
@@ -364,8 +451,44 @@ int vit_init(vit_model **out, const kc_weights *w, const vit_opts *o)
     memset(L.used, 0, (size_t)(w->n > 0 ? w->n : 1));
     if (load_all(m, &L, o) < 0) goto fail; /* pass 2: copies */
     free(L.used);
+    L.used = NULL;
 
-    if (m->file_cls && o->drop_cls)
+    /* the family, from the tensors: RoPE periods = DINOv3; LayerScale = DINOv2 (registers or not) */
+    m->family = m->n_periods ? FAM_DINOV3 : !m->layerscale ? FAM_DINO : m->n_reg ? FAM_DINOV2_REG : FAM_DINOV2;
+    if (o->drop_cls && m->family != FAM_DINO) {
+        kc_fail("%s: --drop-cls applies to DINO-layout networks, not to this %s", wpath(w),
+                m->family == FAM_DINOV3 ? "DINOv3 network" : "DINOv2 network");
+        goto fail;
+    }
+    if (m->family == FAM_DINOV3 && o->posembed != VIT_POS_AUTO) {
+        kc_fail("%s: a DINOv3 network places its patches by RoPE and has no position embedding to resample "
+                "(--posembed applies to networks with pos_embed)", wpath(w));
+        goto fail;
+    }
+    m->prefix = m->cls + m->n_reg;
+    m->keys_pre_rope = o->keys_pre_rope != 0;
+    if (m->keys_pre_rope && !m->n_periods) {
+        kc_fail("%s: keys before RoPE asked for, and this network has no RoPE", wpath(w));
+        goto fail;
+    }
+    /* LayerNorm eps: given; else config.json's for Hugging Face names; else the family's */
+    m->ln_eps = o->ln_eps > 0 ? o->ln_eps
+              : w->hf_names && w->config_ln_eps > 0 ? w->config_ln_eps
+              : m->family == FAM_DINOV3 ? 1e-5
+              : w->hf_names && m->family == FAM_DINO ? 1e-12
+              : 1e-6;
+    /* position embedding: the official rule of the family unless given */
+    m->posembed = !m->pos ? 0
+                : o->posembed != VIT_POS_AUTO ? o->posembed
+                : m->family == FAM_DINOV2_REG ? VIT_POS_AA : VIT_POS_DINO;
+
+    static const char *fam_kind[] = {NULL, "dinov2 (class token, LayerScale, final norm)",
+                                     "dinov2 with registers (class token, %d registers, LayerScale, final norm)",
+                                     "dinov3 (class token, %d storage tokens, LayerScale, RoPE, masked key bias, final norm)"};
+    if (m->family != FAM_DINO) {
+        snprintf(m->kind_buf, sizeof m->kind_buf, fam_kind[m->family], m->n_reg);
+        m->kind = m->kind_buf;
+    } else if (m->file_cls && o->drop_cls)
         m->kind = "dino converted (--drop-cls: no class token, no final norm)";
     else if (m->cls && m->final_norm)
         m->kind = "dino (class token, final norm)";
@@ -375,10 +498,13 @@ int vit_init(vit_model **out, const kc_weights *w, const vit_opts *o)
         m->kind = "no class token, final norm";
     else
         m->kind = "selfpatch-like or converted (no class token, no final norm)";
-    snprintf(m->describe, sizeof m->describe,
-             "vit dim=%d depth=%d heads=%d patch=%d mlp=%d cls=%d final_norm=%d pos_grid=%dx%d",
-             m->dim, m->depth, m->heads, m->patch, m->mlp, m->file_cls, m->file_norm, m->pos_n,
-             m->pos_n);
+    int k = snprintf(m->describe, sizeof m->describe,
+                     "vit dim=%d depth=%d heads=%d patch=%d mlp=%d cls=%d final_norm=%d pos_grid=%dx%d",
+                     m->dim, m->depth, m->heads, m->patch, m->mlp, m->file_cls, m->file_norm, m->pos_n,
+                     m->pos_n);
+    if (m->family != FAM_DINO && k > 0 && (size_t)k < sizeof m->describe)
+        snprintf(m->describe + k, sizeof m->describe - (size_t)k, " registers=%d layerscale=%d rope_periods=%d",
+                 m->n_reg, m->layerscale, m->n_periods);
     blas_single_threaded();
     kc_gemm_init(); /* selects and checks the product path now, outside any parallel region */
     g_simd512 = kc_simd_level() >= 2;
@@ -414,11 +540,16 @@ int vit_has_cls(const vit_model *m) { return m->cls; }
 const char *vit_describe(const vit_model *m) { return m->describe; }
 double vit_ln_eps(const vit_model *m) { return m->ln_eps; }
 const char *vit_forward_kind(const vit_model *m) { return m->kind; }
+int vit_registers(const vit_model *m) { return m->n_reg; }
+const char *vit_posembed_name(const vit_model *m)
+{
+    return m->n_periods ? "rope" : m->posembed == VIT_POS_HF ? "hf" : m->posembed == VIT_POS_AA ? "antialias" : "dino";
+}
 const char *vit_attention_path(const vit_model *m) { return m->attn_fused ? kc_attn_describe() : "products"; }
 
 double vit_flops(const vit_model *m, int grid_h, int grid_w, int want_tokens)
 {
-    double G = (double)grid_h * grid_w, T = G + m->cls, D = m->dim, M = m->mlp;
+    double G = (double)grid_h * grid_w, T = G + m->prefix, D = m->dim, M = m->mlp;
     double p2 = (double)m->patch * m->patch;
     double block = 2 * T * D * 3 * D + 2 * 2 * T * T * D + 2 * T * D * D + 2 * 2 * T * D * M;
     double f = 2 * G * 3 * p2 * D + (m->depth - 1) * block;
@@ -448,6 +579,84 @@ static void cubic_taps(int n, int g, int hf, int dst, int idx[4], float wt[4])
         int i = i0 - 1 + k;
         idx[k] = i < 0 ? 0 : i > n - 1 ? n - 1 : i;
     }
+}
+
+/* Keys' cubic with a = -0.5: the kernel of PyTorch's antialiased bicubic resampling. */
+static double keys_cubic(double z)
+{
+    const double a = -0.5;
+    z = fabs(z);
+    if (z < 1) return ((a + 2) * z - (a + 3)) * z * z + 1;
+    if (z < 2) return (((z - 5) * z + 8) * z - 4) * a;
+    return 0;
+}
+
+/* Weights (g, n), dense, of the antialiased bicubic resampling of n samples to g along one axis:
+ * scale s = n / g; support 2 s when reducing (s >= 1), else 2; output i centred on c = s (i + 0.5);
+ * taps j from max(int(c - support + 0.5), 0) to min(int(c + support + 0.5), n) - 1 with weights
+ * K((j - c + 0.5) / max(s, 1)) normalised to sum 1.  No clamping: the taps stop at the edges. */
+static void aa_weights(int n, int g, float *wt)
+{
+    const double scale = (double)((float)n / (float)g);
+    const double support = scale >= 1 ? 2 * scale : 2, inv = scale >= 1 ? 1 / scale : 1;
+    for (int i = 0; i < g; i++) {
+        float *row = wt + (size_t)i * n;
+        memset(row, 0, (size_t)n * sizeof *row);
+        const double c = scale * (i + 0.5);
+        int j0 = (int)(c - support + 0.5), j1 = (int)(c + support + 0.5);
+        if (j0 < 0) j0 = 0;
+        if (j1 > n) j1 = n;
+        double total = 0;
+        for (int j = j0; j < j1; j++) total += keys_cubic((j - c + 0.5) * inv);
+        for (int j = j0; j < j1; j++) row[j] = (float)(total != 0 ? keys_cubic((j - c + 0.5) * inv) / total : 0);
+    }
+}
+
+/* out (gh*gw, dim) = Wr (gh, n) . src (n, n, dim) . Wc (gw, n)^T, columns first. */
+static void resample_dense(const float *src, int n, int dim, int grid_h, int grid_w, const float *wr,
+                           const float *wc, float *dst)
+{
+    float *tmp = kc_calloc((size_t)n * grid_w * dim, sizeof *tmp); /* (n, gw, dim) */
+    for (int i = 0; i < n; i++)
+        for (int b = 0; b < grid_w; b++) {
+            float *t = tmp + ((size_t)i * grid_w + b) * dim;
+            for (int j = 0; j < n; j++) {
+                const float w = wc[(size_t)b * n + j];
+                if (w == 0) continue;
+                const float *r = src + ((size_t)i * n + j) * dim;
+                for (int d = 0; d < dim; d++) t[d] += w * r[d];
+            }
+        }
+    for (int a = 0; a < grid_h; a++)
+        for (int b = 0; b < grid_w; b++) {
+            float *o = dst + ((size_t)a * grid_w + b) * dim;
+            memset(o, 0, (size_t)dim * sizeof *o);
+            for (int i = 0; i < n; i++) {
+                const float w = wr[(size_t)a * n + i];
+                if (w == 0) continue;
+                const float *t = tmp + ((size_t)i * grid_w + b) * dim;
+                for (int d = 0; d < dim; d++) o[d] += w * t[d];
+            }
+        }
+    free(tmp);
+}
+
+int vit_resample_pos_mode(const float *src, int n, int dim, int grid_h, int grid_w, int mode, float *dst)
+{
+    if (mode != VIT_POS_AA) return vit_resample_pos(src, n, dim, grid_h, grid_w, mode == VIT_POS_HF, dst);
+    if (n < 1 || dim < 1 || grid_h < 1 || grid_w < 1)
+        return kc_fail("position embedding: bad sizes n=%d dim=%d grid=%dx%d", n, dim, grid_h, grid_w);
+    if (grid_h == n && grid_w == n) {
+        memcpy(dst, src, (size_t)n * n * dim * sizeof(float));
+        return 0;
+    }
+    float *wr = kc_malloc((size_t)grid_h * n * sizeof *wr), *wc = kc_malloc((size_t)grid_w * n * sizeof *wc);
+    aa_weights(n, grid_h, wr);
+    aa_weights(n, grid_w, wc);
+    resample_dense(src, n, dim, grid_h, grid_w, wr, wc, dst);
+    free(wr);
+    free(wc);
+    return 0;
 }
 
 int vit_resample_pos(const float *src, int n, int dim, int grid_h, int grid_w, int hf, float *dst)
@@ -497,19 +706,42 @@ static size_t vit_scores_floats(size_t T)
     return a > b ? a : b;
 }
 
+/* RoPE tables (DINOv3), computed as its code does in float32: patch (r, c) at y = 2 (r + 0.5) / gh - 1,
+ * x = 2 (c + 0.5) / gw - 1 (each axis normalised on its own); angle d = 2 pi y / period[d] for the
+ * first head_dim / 4 entries, 2 pi x / period[d - head_dim / 4] for the next; the second half of the
+ * head repeats the first, so (G, head_dim / 2) of each table suffice. */
+static void rope_tables(const vit_model *m, vit_state *s)
+{
+    const int half = m->head_dim / 2, np = m->n_periods, gh = s->grid_h, gw = s->grid_w;
+    const float two_pi = (float)(2 * M_PI);
+    s->rope_cos = kc_malloc((size_t)gh * gw * half * sizeof(float));
+    s->rope_sin = kc_malloc((size_t)gh * gw * half * sizeof(float));
+    for (int r = 0; r < gh; r++)
+        for (int c = 0; c < gw; c++) {
+            const float y = 2.0f * (((float)r + 0.5f) / (float)gh) - 1.0f;
+            const float x = 2.0f * (((float)c + 0.5f) / (float)gw) - 1.0f;
+            float *co = s->rope_cos + ((size_t)r * gw + c) * half, *si = s->rope_sin + ((size_t)r * gw + c) * half;
+            for (int d = 0; d < half; d++) {
+                const float v = (two_pi * (d < np ? y : x)) / m->rope_periods[d < np ? d : d - np];
+                co[d] = cosf(v);
+                si[d] = sinf(v);
+            }
+        }
+}
+
 int vit_state_new_threads(vit_state **out, const vit_model *m, int grid_h, int grid_w, int threads)
 {
     *out = NULL;
     if (grid_h < 1 || grid_w < 1 || (int64_t)grid_h * grid_w > 1000000)
         return kc_fail("vit: bad patch grid %dx%d", grid_h, grid_w);
     vit_state *s = kc_calloc(1, sizeof *s);
-    const size_t G = (size_t)grid_h * grid_w, T = G + (size_t)m->cls, D = (size_t)m->dim;
+    const size_t G = (size_t)grid_h * grid_w, T = G + (size_t)m->prefix, D = (size_t)m->dim;
     s->grid_h = grid_h;
     s->grid_w = grid_w;
     s->n_tok = (int)T;
     s->n_threads = threads > 0 ? threads : omp_get_max_threads();
     if (s->n_threads < 1) s->n_threads = 1;
-    s->pos = kc_malloc(G * D * sizeof(float));
+    s->pos = m->pos ? kc_malloc(G * D * sizeof(float)) : NULL;
     s->patches = kc_malloc(G * 3 * (size_t)m->patch * m->patch * sizeof(float));
     s->x = kc_malloc(T * D * sizeof(float));
     s->xn = kc_malloc(T * D * sizeof(float));
@@ -518,10 +750,11 @@ int vit_state_new_threads(vit_state **out, const vit_model *m, int grid_h, int g
     s->hidden = kc_malloc(T * (size_t)m->mlp * sizeof(float));
     s->scores = kc_malloc((size_t)s->n_threads * vit_scores_floats(T) * sizeof(float));
     s->cls_q = m->cls ? kc_malloc((D + T) * sizeof(float)) : NULL;
-    if (vit_resample_pos(m->pos, m->pos_n, m->dim, grid_h, grid_w, m->posembed_hf, s->pos) < 0) {
+    if (m->pos && vit_resample_pos_mode(m->pos, m->pos_n, m->dim, grid_h, grid_w, m->posembed, s->pos) < 0) {
         vit_state_free(s);
         return -1;
     }
+    if (m->n_periods) rope_tables(m, s);
     *out = s;
     return 0;
 }
@@ -530,6 +763,8 @@ void vit_state_free(vit_state *s)
 {
     if (!s) return;
     free(s->pos);
+    free(s->rope_cos);
+    free(s->rope_sin);
     free(s->patches);
     free(s->x);
     free(s->xn);
@@ -653,16 +888,20 @@ KC_BODY void scale_rows_body(float *c, int ldc, int rows, int N, const float *sc
 }
 DISPATCH(scale_rows, (float *c, int ldc, int rows, int N, const float *scale), (c, ldc, rows, N, scale))
 
-/* Rows r0..r1 of the patch embedding (token rows, class row included when present). */
+/* Rows r0..r1 of the token sequence [class, registers, patches]: the class token plus its position
+ * row (none under RoPE), the registers as stored (no position), the patches embedded. */
 static void embed_rows(const vit_model *m, vit_state *s, const float *chw, int r0, int r1)
 {
-    const int D = m->dim, p = m->patch, gw = s->grid_w, W = gw * p, H = s->grid_h * p;
+    const int D = m->dim, p = m->patch, gw = s->grid_w, W = gw * p, H = s->grid_h * p, P = m->prefix;
     const int K = 3 * p * p;
-    if (m->cls && r0 == 0) {
-        for (int i = 0; i < D; i++) s->x[i] = m->cls_token[i] + m->pos_cls[i];
-        r0 = 1;
+    for (; r0 < r1 && r0 < P; r0++) {
+        float *x = s->x + (size_t)r0 * D;
+        if (m->cls && r0 == 0)
+            for (int i = 0; i < D; i++) x[i] = m->cls_token[i] + (m->pos_cls ? m->pos_cls[i] : 0.0f);
+        else
+            memcpy(x, m->reg_tokens + (size_t)(r0 - m->cls) * D, (size_t)D * sizeof(float));
     }
-    int g0 = r0 - m->cls, g1 = r1 - m->cls;
+    int g0 = r0 - P, g1 = r1 - P;
     if (g1 <= g0) return;
     for (int g = g0; g < g1; g++) {
         int gy = g / gw, gx = g % gw;
@@ -675,21 +914,59 @@ static void embed_rows(const vit_model *m, vit_state *s, const float *chw, int r
     }
     float *xr = s->x + (size_t)r0 * D;
     if (m->lin_pe && kc_linear_run(m->lin_pe, g1 - g0, s->patches + (size_t)g0 * K, xr) == 0) {
-        for (int g = g0; g < g1; g++) { /* the bias is in already */
-            float *o = s->x + (size_t)(g + m->cls) * D;
-            const float *pe = s->pos + (size_t)g * D;
+        if (s->pos) /* the bias is in already */
+            for (int g = g0; g < g1; g++) {
+                float *o = s->x + (size_t)(g + P) * D;
+                const float *pe = s->pos + (size_t)g * D;
 #pragma omp simd
-            for (int i = 0; i < D; i++) o[i] += pe[i];
-        }
+                for (int i = 0; i < D; i++) o[i] += pe[i];
+            }
         return;
     }
     gemm_nt(g1 - g0, D, K, 1.0f, s->patches + (size_t)g0 * K, K, m->pe_w, K, 0.0f, xr, D);
     for (int g = g0; g < g1; g++) {
-        float *o = s->x + (size_t)(g + m->cls) * D;
-        const float *pe = s->pos + (size_t)g * D;
+        float *o = s->x + (size_t)(g + P) * D;
+        const float *pe = s->pos ? s->pos + (size_t)g * D : NULL;
+        if (pe) {
 #pragma omp simd
-        for (int i = 0; i < D; i++) o[i] += m->pe_b[i] + pe[i];
+            for (int i = 0; i < D; i++) o[i] += m->pe_b[i] + pe[i];
+        } else {
+#pragma omp simd
+            for (int i = 0; i < D; i++) o[i] += m->pe_b[i];
+        }
     }
+}
+
+/* RoPE (DINOv3) on rows r0..r1 of qkv, patch rows only: per head, the rotation of each pair
+ * (x[d], x[d + hd/2]) by the angle of d:  x[d] cos - x[d + hd/2] sin,  x[d + hd/2] cos + x[d] sin.
+ * q too when with_q (a full block); k always.  Runs on this thread's rows right after their qkv
+ * product, while they are in cache. */
+static void rope_rows(const vit_model *m, const vit_state *s, int with_q, int r0, int r1)
+{
+    const int D = m->dim, hd = m->head_dim, half = hd / 2, P = m->prefix;
+    for (int r = r0 > P ? r0 : P; r < r1; r++) {
+        const float *co = s->rope_cos + (size_t)(r - P) * half, *si = s->rope_sin + (size_t)(r - P) * half;
+        for (int part = with_q ? 0 : 1; part < 2; part++) {
+            float *base = s->qkv + (size_t)r * 3 * D + (size_t)part * D;
+            for (int h = 0; h < m->heads; h++) {
+                float *x = base + (size_t)h * hd;
+#pragma omp simd
+                for (int d = 0; d < half; d++) {
+                    const float a = x[d], b = x[d + half];
+                    x[d] = a * co[d] - b * si[d];
+                    x[d + half] = b * co[d] + a * si[d];
+                }
+            }
+        }
+    }
+}
+
+/* The keys out of qkv: the k rows of the patch tokens r0..r1 (heads concatenated). */
+static void copy_keys(const vit_model *m, const vit_state *s, float *keys, int r0, int r1)
+{
+    const int D = m->dim, P = m->prefix;
+    for (int r = r0 > P ? r0 : P; r < r1; r++)
+        memcpy(keys + (size_t)(r - P) * D, s->qkv + (size_t)r * 3 * D + D, (size_t)D * sizeof(float));
 }
 
 /* Attention of head h for query rows q0..q1 into s->att (at most ATT_ROWS rows; at most
@@ -714,9 +991,9 @@ static void attention_item(const vit_model *m, vit_state *s, float *scores, int 
 }
 
 /* The class token's attention in the last block B, per head, over the patch tokens:
- * q = LN1(x_cls) W_qkv[0:D]^T + b_qkv[0:D] (s->xn row 0), scores against the k rows already in
- * s->qkv, scaled by hd^-0.5, softmax over all T tokens, the class column dropped.
- * attn: (heads, T - 1).  Serial: about D (D + T) multiply-adds, under 1 % of a forward. */
+ * q = LN1(x_cls) W_qkv[0:D]^T + b_qkv[0:D] (s->xn row 0, never rotated), scores against the k rows
+ * already in s->qkv (after RoPE under DINOv3), scaled by hd^-0.5, softmax over all T tokens, the
+ * class and register columns dropped after it (not renormalised).  attn: (heads, G).  Serial: about D (D + T) multiply-adds, under 1 % of a forward. */
 static void class_attention(const vit_model *m, vit_state *s, const vit_block *B, float *attn)
 {
     const int D = m->dim, hd = m->head_dim, T = s->n_tok, ld = 3 * D;
@@ -741,8 +1018,9 @@ static void class_attention(const vit_model *m, vit_state *s, const vit_block *B
             sum += sc[t];
         }
         const float inv = (float)(1.0 / sum);
-        float *row = attn + (size_t)h * (T - 1);
-        for (int t = 1; t < T; t++) row[t - 1] = sc[t] * inv;
+        const int P = m->prefix;
+        float *row = attn + (size_t)h * (T - P);
+        for (int t = P; t < T; t++) row[t - P] = sc[t] * inv;
     }
 }
 
@@ -759,7 +1037,7 @@ static void class_attention(const vit_model *m, vit_state *s, const vit_block *B
 static int forward_blas_pool(const vit_model *m, vit_state *s, const float *chw, float *keys,
                              float *tokens, float *attn)
 {
-    const int D = m->dim, M = m->mlp, T = s->n_tok, cls = m->cls, nt = s->n_threads;
+    const int D = m->dim, M = m->mlp, T = s->n_tok, P = m->prefix, nt = s->n_threads;
     const float eps = (float)m->ln_eps;
     const int att_rows = m->attn_fused ? KC_ATTN_ROWS : ATT_ROWS;
     const int per_head = (T + att_rows - 1) / att_rows, n_items = m->heads * per_head;
@@ -778,10 +1056,11 @@ static int forward_blas_pool(const vit_model *m, vit_state *s, const float *chw,
             gemm_nt(T, D, D, 1.0f, s->xn, D, B->qkv_w + (size_t)D * D, D, 0.0f, s->qkv + D, 3 * D);
             add_bias(s->qkv + D, 3 * D, T, D, B->qkv_b + D);
         }
-        if (keys && b == m->depth - 1)
-            for (int r = cls; r < T; r++)
-                memcpy(keys + (size_t)(r - cls) * D, s->qkv + (size_t)r * 3 * D + D,
-                       (size_t)D * sizeof(float));
+        if (keys && b == m->depth - 1 && m->keys_pre_rope) copy_keys(m, s, keys, 0, T);
+        if (m->n_periods) {
+            ROWS_PARALLEL(nt, T, rope_rows(m, s, full, r0, r1);)
+        }
+        if (keys && b == m->depth - 1 && !m->keys_pre_rope) copy_keys(m, s, keys, 0, T);
         if (attn && b == m->depth - 1) class_attention(m, s, B, attn);
         if (!full) break;
         openblas_set_num_threads(1);
@@ -803,9 +1082,9 @@ static int forward_blas_pool(const vit_model *m, vit_state *s, const float *chw,
     }
     if (tokens) {
         if (m->final_norm)
-            layer_norm(s->x + (size_t)cls * D, D, tokens, D, T - cls, D, m->norm_w, m->norm_b, eps);
+            layer_norm(s->x + (size_t)P * D, D, tokens, D, T - P, D, m->norm_w, m->norm_b, eps);
         else
-            memcpy(tokens, s->x + (size_t)cls * D, (size_t)(T - cls) * D * sizeof(float));
+            memcpy(tokens, s->x + (size_t)P * D, (size_t)(T - P) * D * sizeof(float));
     }
     openblas_set_num_threads(1);
     return 0;
@@ -823,7 +1102,7 @@ int vit_forward(const vit_model *m, vit_state *s, const float *chw, int grid_h, 
 static void rows_before_attention(const vit_model *m, vit_state *s, const vit_block *B, int full,
                                   int last, float *keys, int r0, int r1)
 {
-    const int D = m->dim, cls = m->cls, rows = r1 - r0;
+    const int D = m->dim, rows = r1 - r0;
     const float eps = (float)m->ln_eps;
     float *xr = s->x + (size_t)r0 * D, *xnr = s->xn + (size_t)r0 * D;
     float *qkvr = s->qkv + (size_t)r0 * 3 * D;
@@ -841,10 +1120,9 @@ static void rows_before_attention(const vit_model *m, vit_state *s, const vit_bl
         gemm_nt(rows, D, D, 1.0f, xnr, D, B->qkv_w + (size_t)D * D, D, 0.0f, qkvr + D, 3 * D);
         add_bias(qkvr + D, 3 * D, rows, D, B->qkv_b + D);
     }
-    if (keys && last)
-        for (int r = r0 > cls ? r0 : cls; r < r1; r++)
-            memcpy(keys + (size_t)(r - cls) * D, s->qkv + (size_t)r * 3 * D + D,
-                   (size_t)D * sizeof(float));
+    if (keys && last && m->keys_pre_rope) copy_keys(m, s, keys, r0, r1);
+    if (m->n_periods) rope_rows(m, s, full, r0, r1);
+    if (keys && last && !m->keys_pre_rope) copy_keys(m, s, keys, r0, r1);
 }
 
 /* Block B's steps after attention, on rows r0..r1: x += proj(att); x += fc2(GELU(fc1(LN2(x)))). */
@@ -882,7 +1160,7 @@ int vit_forward_ex(const vit_model *m, vit_state *s, const float *chw, int grid_
                        m->kind);
     if (!keys && !tokens && !attn) return 0;
     if (m->blas_pool) return forward_blas_pool(m, s, chw, keys, tokens, attn);
-    const int D = m->dim, T = s->n_tok, cls = m->cls, depth = m->depth;
+    const int D = m->dim, T = s->n_tok, P = m->prefix, depth = m->depth;
     const float eps = (float)m->ln_eps;
     const int att_rows = m->attn_fused ? KC_ATTN_ROWS : ATT_ROWS;
     const int n_items_per_head = (T + att_rows - 1) / att_rows;
@@ -918,9 +1196,9 @@ int vit_forward_ex(const vit_model *m, vit_state *s, const float *chw, int grid_
             rows_after_attention(m, s, B, r0, r1);
         }
         if (tokens) {
-            int a = r0 > cls ? r0 : cls;
+            int a = r0 > P ? r0 : P;
             if (r1 > a) {
-                float *dst = tokens + (size_t)(a - cls) * D;
+                float *dst = tokens + (size_t)(a - P) * D;
                 const float *src = s->x + (size_t)a * D;
                 if (m->final_norm)
                     layer_norm(src, D, dst, D, r1 - a, D, m->norm_w, m->norm_b, eps);

@@ -1,17 +1,30 @@
 /* pipeline/model/vit.h — the ViT forward, keys and tokens.  (Owner: model module.)
  *
  * Architecture from the tensors (patch size, width, depth, MLP width, class token, final norm,
- * trained position grid n x n); heads = dim / 64 unless opts.heads or config.json says otherwise.
+ * trained position grid n x n, register tokens, LayerScale, RoPE periods); heads = dim / 64 unless
+ * opts.heads or config.json says otherwise.  Four families follow from the tensors:
+ *   DINO / timm / SelfPatch   no LayerScale, no registers; LN eps 1e-6 (HF ViTModel: config or 1e-12)
+ *   DINOv2                    + LayerScale (blocks.i.ls1.gamma, ls2.gamma); eps 1e-6
+ *   DINOv2 with registers     + register_tokens (R, after the class token, no position row)
+ *   DINOv3                    + R storage tokens, RoPE (rope_embed.periods) instead of pos_embed,
+ *                             masked key bias (qkv.bias * bias_mask); eps 1e-5
+ * Token sequence: [class, R registers, G patches], T = 1 + R + G; the registers take part in every
+ * softmax and never leave the forward (no output has a row for them).  LayerScale is folded into
+ * proj and fc2 at load.  RoPE (DINOv3) rotates q and k of the patch rows per head after the qkv
+ * product: pairs (d, d + hd/2), angle 2 pi y / period[d] (d < hd/4) or 2 pi x / period[d - hd/4],
+ * y = 2 (row + 0.5) / grid_h - 1, x = 2 (col + 0.5) / grid_w - 1 (each axis on its own).
  * Keys: last block, LayerNorm-1 of its input times rows dim..2dim-1 of qkv.weight plus that bias
- * slice, unscaled, class row dropped; only the blocks before the last run in full.
- * Tokens: last block's output, after the final norm when present, class row dropped.
+ * slice (masked: none under DINOv3), after RoPE (opts.keys_pre_rope: before), unscaled, patch rows
+ * only; only the blocks before the last run in full.
+ * Tokens: last block's output, after the final norm when present, patch rows only.
  * Class attention (attn): in the last block, per head h, the class token's attention weights
  *     a_h = softmax_over_all_T_tokens( q_cls,h k_t,h^T / sqrt(head_dim) ),  q_cls = LN1(x_cls)
- *     W_qkv[0:D]^T + b_qkv[0:D], k_t the key rows above; the class column dropped after the
- *     softmax (DINO's visualize_attention.py: attentions[0, :, 0, 1:]); (heads, G) float32.
- *     Only for networks that run a class token (vit_has_cls).
- * Position embeddings resampled to the working grid: "dino" (bicubic a=-0.75, source coordinate
- * (dst + 0.5) * n / (g + 0.1) - 0.5) or "hf" ((dst + 0.5) * n / g - 0.5).
+ *     W_qkv[0:D]^T + b_qkv[0:D], k_t the key rows above; the class and register columns dropped
+ *     after the softmax, not renormalised (DINO's visualize_attention.py: attentions[0, :, 0, 1:]);
+ *     (heads, G) float32.  Only for networks that run a class token (vit_has_cls).
+ * Position embeddings resampled to the working grid (VIT_POS_*): "dino" (bicubic a=-0.75, source
+ * coordinate (dst + 0.5) * n / (g + 0.1) - 0.5: DINO and DINOv2), "hf" ((dst + 0.5) * n / g - 0.5),
+ * or "antialias" (DINOv2 with registers: vit_resample_pos_mode); copied when the grid is n x n.
  *
  *     vit_model *m;  vit_opts o = VIT_OPTS_DEFAULT;
  *     if (vit_init(&m, &w, &o) < 0) kc_die();    // checks every tensor by name, shape, finiteness
@@ -58,11 +71,16 @@ int vit_dim(const vit_model *m);
 int vit_depth(const vit_model *m);
 int vit_heads(const vit_model *m);
 int vit_has_cls(const vit_model *m);   /* 1 when the forward runs a class token */
-/* "vit dim=384 depth=12 heads=6 patch=16 mlp=1536 cls=1 final_norm=1 pos_grid=14x14" */
+/* "vit dim=384 depth=12 heads=6 patch=16 mlp=1536 cls=1 final_norm=1 pos_grid=14x14", and for the
+ * DINOv2 / DINOv3 families " registers=4 layerscale=1 rope_periods=16" after it */
 const char *vit_describe(const vit_model *m);
 double vit_ln_eps(const vit_model *m);
-/* "dino", "selfpatch-like (no class token)", "dino converted (--drop-cls)", ... */
+/* "dino", "selfpatch-like (no class token)", "dino converted (--drop-cls)", "dinov2 ...",
+ * "dinov2 with registers ...", "dinov3 ..." */
 const char *vit_forward_kind(const vit_model *m);
+/* The position rule the forward runs: "dino", "hf", "antialias", or "rope" (DINOv3, none to resample). */
+const char *vit_posembed_name(const vit_model *m);
+int vit_registers(const vit_model *m); /* register / storage tokens (0 for DINO, DINOv2 plain) */
 /* How attention runs: "fused avx512" or "fused avx2" (pipeline/model/attn.h), or "products"
  * (pipeline/model/gemm.h: head_dim other than 64, or KC_VIT_ATTN=products). */
 const char *vit_attention_path(const vit_model *m);
@@ -75,6 +93,10 @@ double vit_flops(const vit_model *m, int grid_h, int grid_w, int want_tokens);
  * (dst + 0.5) * n / g - 0.5 for hf = 1); copied unchanged when the grid is n x n.
  * src: (n*n, dim) row-major; dst: (grid_h*grid_w, dim). */
 int vit_resample_pos(const float *src, int n, int dim, int grid_h, int grid_w, int hf, float *dst);
+/* The same by rule: VIT_POS_DINO, VIT_POS_HF, or VIT_POS_AA (PyTorch's bicubic with antialias to
+ * size g, Keys' cubic a = -0.5 widened by n / g when reducing, taps cut at the edges and renormalised;
+ * DINOv2 with registers resamples so, also when enlarging). */
+int vit_resample_pos_mode(const float *src, int n, int dim, int grid_h, int grid_w, int mode, float *dst);
 
 int vit_state_new(vit_state **s, const vit_model *m, int grid_h, int grid_w);
 /* The same for a forward on `threads` threads (0: omp_get_max_threads()); threads = 1 for one
