@@ -45,6 +45,50 @@ static void build(kc_weights *w, int D, int depth, int M, int p, int n)
     free(bt);
 }
 
+/* Adds one tensor of offset + scale * frand() values (or a fixed fill: fill >= 0). */
+static void add_tensor(kc_weights *w, const char *name, int ndim, const int64_t *shape, float scale, float offset)
+{
+    w->t = realloc(w->t, (size_t)(w->n + 1) * sizeof *w->t);
+    kc_tensor *t = &w->t[w->n++];
+    memset(t, 0, sizeof *t);
+    t->name = kc_strdup(name);
+    t->ndim = ndim;
+    int64_t count = 1;
+    for (int d = 0; d < ndim; d++) count *= (t->shape[d] = shape[d]);
+    t->data = kc_malloc((size_t)count * sizeof(float));
+    for (int64_t k = 0; k < count; k++) t->data[k] = offset + scale * frand();
+}
+
+/* The DINOv2 / DINOv3 tensors on top of the DINO-layout network (--family): LayerScale, 4
+ * registers; DINOv3 also RoPE periods (base 100) and the masked key bias instead of pos_embed. */
+static void add_family(kc_weights *w, const char *family, int D, int depth, int heads)
+{
+    if (!strcmp(family, "dino")) return;
+    char nm[64];
+    for (int b = 0; b < depth; b++)
+        for (int k = 1; k <= 2; k++) {
+            snprintf(nm, sizeof nm, "blocks.%d.ls%d.gamma", b, k);
+            add_tensor(w, nm, 1, (int64_t[]){D}, 0.4f, 0.8f);
+        }
+    if (!strcmp(family, "dinov2")) return;
+    add_tensor(w, "register_tokens", 3, (int64_t[]){1, 4, D}, 0.5f, 0);
+    if (!strcmp(family, "dinov2-reg")) return;
+    for (int i = 0; i < w->n; i++) /* DINOv3: no position embedding */
+        if (!strcmp(w->t[i].name, "pos_embed")) {
+            free(w->t[i].name), free(w->t[i].data);
+            w->t[i] = w->t[--w->n];
+            break;
+        }
+    const int hd = D / heads;
+    add_tensor(w, "rope_embed.periods", 1, (int64_t[]){hd / 4}, 0, 0);
+    for (int i = 0; i < hd / 4; i++) w->t[w->n - 1].data[i] = powf(100.0f, 2.0f * i / (hd / 2));
+    for (int b = 0; b < depth; b++) {
+        snprintf(nm, sizeof nm, "blocks.%d.attn.qkv.bias_mask", b);
+        add_tensor(w, nm, 1, (int64_t[]){3 * D}, 0, 1);
+        for (int i = D; i < 2 * D; i++) w->t[w->n - 1].data[i] = 0;
+    }
+}
+
 static void free_weights(kc_weights *w)
 {
     for (int i = 0; i < w->n; i++) {
@@ -89,18 +133,27 @@ static double sgemm_rate(int n, int threads, int openblas)
 
 int main(int argc, char **argv)
 {
-    int size = 480, width = 0, patch = 16, images = 5, want_tokens = 0;
+    int size = 480, width = 0, patch = 0, images = 5, want_tokens = 0;
+    const char *family = "dino";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--size") && i + 1 < argc) size = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--width") && i + 1 < argc) width = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--patch") && i + 1 < argc) patch = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--images") && i + 1 < argc) images = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tokens")) want_tokens = 1;
+        else if (!strcmp(argv[i], "--family") && i + 1 < argc) family = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--size 480] [--width W] [--patch 16] [--images 5] [--tokens]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--size 480] [--width W] [--patch 16] [--images 5] [--tokens] "
+                            "[--family dino|dinov2|dinov2-reg|dinov3]\n", argv[0]);
             return 2;
         }
     }
+    const int v2 = !strncmp(family, "dinov2", 6);
+    if (strcmp(family, "dino") && strcmp(family, "dinov2") && strcmp(family, "dinov2-reg") && strcmp(family, "dinov3")) {
+        fprintf(stderr, "bench_vit: --family: unknown '%s'\n", family);
+        return 2;
+    }
+    if (patch <= 0) patch = v2 ? 14 : 16;
     if (width <= 0) width = size;
     if (size < patch || width < patch || patch < 1 || images < 1) {
         fprintf(stderr, "bench_vit: bad sizes\n");
@@ -108,7 +161,8 @@ int main(int argc, char **argv)
     }
     const int threads = omp_get_max_threads();
     kc_weights w;
-    build(&w, 384, 12, 1536, patch, 224 / patch);
+    build(&w, 384, 12, 1536, patch, v2 ? 518 / patch : 224 / patch); /* DINOv2's grid: 37 x 37 */
+    add_family(&w, family, 384, 12, 6);
     vit_opts o = VIT_OPTS_DEFAULT;
     vit_model *m;
     if (vit_init(&m, &w, &o) < 0) {
@@ -146,7 +200,7 @@ int main(int argc, char **argv)
     double rate = sgemm_rate(2048, threads, 0), rate_ob = sgemm_rate(2048, threads, 1);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("model: %s\n", vit_describe(m));
+    printf("model: %s (%s)\n", vit_describe(m), vit_forward_kind(m));
     printf("input: %dx%d, grid %dx%d, %s, %d threads\n", size, width, g, gw,
            want_tokens ? "tokens" : "keys", threads);
     printf("products: %s; row kernels %s; attention %s\n", kc_gemm_describe(), kc_simd_level() >= 2 ? "avx512" : "avx2", vit_attention_path(m));
