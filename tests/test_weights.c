@@ -68,9 +68,15 @@ static int check_expect(const kc_weights *w, const char *expect_path)
             CHECK(si < w->n_skipped && !strcmp(w->skipped[si], name), "%s: skipped[%d] is %s, expected %s", w->path, si,
                   si < w->n_skipped ? w->skipped[si] : "(none)", name);
             si++;
+        } else if (!strncmp(line, "family ", 7)) {
+            sscanf(line + 7, "%511s", name);
+            CHECK(!strcmp(w->family, name), "%s: family \"%s\", expected \"%s\"", w->path, w->family, name);
         } else {
             double v;
             if (sscanf(line, "hf %lf", &v) == 1) CHECK(w->hf_names == (int)v, "%s: hf_names %d", w->path, w->hf_names);
+            if (sscanf(line, "theta %lf", &v) == 1) CHECK(w->config_rope_theta == v, "%s: config_rope_theta %g, expected %g (tol 0)", w->path, w->config_rope_theta, v);
+            if (sscanf(line, "registers %lf", &v) == 1) CHECK(w->config_registers == (int)v, "%s: config_registers %d, expected %g", w->path, w->config_registers, v);
+            if (sscanf(line, "pconf %lf", &v) == 1) CHECK(w->periods_from_config == (int)v, "%s: periods_from_config %d, expected %g", w->path, w->periods_from_config, v);
             if (sscanf(line, "heads %lf", &v) == 1) CHECK(w->config_heads == (int)v, "%s: config_heads %d, expected %g", w->path, w->config_heads, v);
             if (sscanf(line, "eps %lf", &v) == 1) CHECK_CLOSE(w->config_ln_eps, v, 1e-6 * v, "config_ln_eps");
         }
@@ -81,7 +87,8 @@ static int check_expect(const kc_weights *w, const char *expect_path)
     return bad;
 }
 
-static void good(const char *file, const char *key, const char *expect)
+/* family: checked here for the files whose .expect predates the family line (else NULL). */
+static void good(const char *file, const char *key, const char *expect, const char *family)
 {
     kc_weights w;
     char path[512], ex[512];
@@ -94,8 +101,9 @@ static void good(const char *file, const char *key, const char *expect)
     kc_sha256_file(path, hex);
     CHECK(!strcmp(hex, w.sha256), "%s: sha256 %s vs %s", path, w.sha256, hex);
     CHECK(!strcmp(w.format, strstr(file, ".pth") ? "pth" : "safetensors"), "%s: format %s", path, w.format);
+    if (family) CHECK(!strcmp(w.family, family), "%s: family \"%s\", expected \"%s\"", path, w.family, family);
     int bad = check_expect(&w, ex);
-    printf("%-28s %3d tensors, %d skipped, %d differing from torch\n", file, w.n, w.n_skipped, bad);
+    printf("%-40s %-13s %3d tensors, %2d skipped, %d differing from torch\n", file, w.family, w.n, w.n_skipped, bad);
     weights_free(&w);
 }
 
@@ -457,6 +465,111 @@ static void handmade(void)
     free(storage.p);
 }
 
+/* ---- DINOv2 / DINOv2 with registers / DINOv3 in every form (tests/ref/dino23_weights_ref.py) ---- */
+#define D23 "dino23/"
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static int64_t numel(const kc_tensor *t)
+{
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++) n *= t->shape[d];
+    return n;
+}
+
+/* Worst |a - b| over two equal-sized tensors (-1 when a size differs). */
+static double worst_diff(const float *a, const float *b, int64_t n)
+{
+    double worst = 0;
+    for (int64_t k = 0; k < n; k++) worst = fmax(worst, fabs((double)a[k] - b[k]));
+    return worst;
+}
+
+/* DINOv3ViTModel's file against the hub file it was converted from: every tensor the same (tol 0)
+ * except qkv.bias, whose k rows are 0 (no k_proj.bias) while the q and v rows are the hub's; no
+ * bias_mask; periods computed, not the hub's. */
+static void hf_v3_against_hub(const char *hf_file, int n_periods)
+{
+    kc_weights hf, hub;
+    if (weights_load(&hf, DIR D23 "v3_hub.pth", NULL) < 0) {
+        CHECK(0, "%s", kc_error());
+        return;
+    }
+    hub = hf;
+    if (weights_load(&hf, hf_file, NULL) < 0) {
+        CHECK(0, "%s", kc_error());
+        weights_free(&hub);
+        return;
+    }
+    int compared = 0;
+    double worst = 0, worst_k = 0;
+    for (int i = 0; i < hub.n; i++) {
+        const kc_tensor *a = &hub.t[i], *b = weights_find(&hf, a->name);
+        if (strstr(a->name, "bias_mask") || !strcmp(a->name, "rope_embed.periods")) {
+            CHECK(b == NULL || !strcmp(a->name, "rope_embed.periods"), "%s: %s should not be there", hf_file, a->name);
+            continue;
+        }
+        CHECK(b && numel(b) == numel(a), "%s: %s missing or of another size", hf_file, a->name);
+        if (!b || numel(b) != numel(a)) continue;
+        compared++;
+        if (ends_with(a->name, "attn.qkv.bias")) {
+            const int64_t d = numel(a) / 3;
+            worst = fmax(worst, worst_diff(a->data, b->data, d));
+            worst = fmax(worst, worst_diff(a->data + 2 * d, b->data + 2 * d, d));
+            for (int64_t k = d; k < 2 * d; k++) worst_k = fmax(worst_k, fabs(b->data[k]));
+        } else {
+            worst = fmax(worst, worst_diff(a->data, b->data, numel(a)));
+        }
+    }
+    CHECK(worst == 0 && worst_k == 0 && compared == hf.n - 1,
+          "%s vs v3_hub.pth: worst |diff| %.9g (tol 0), worst |k bias| %.9g (must be 0), %d compared of %d", hf_file, worst,
+          worst_k, compared, hf.n - 1);
+    const kc_tensor *p = weights_find(&hf, "rope_embed.periods");
+    CHECK(p && p->ndim == 1 && p->shape[0] == n_periods && hf.periods_from_config && !hub.periods_from_config,
+          "%s: %d computed periods expected", hf_file, n_periods);
+    if (p) printf("%-40s periods %g .. %g (%lld), k rows of qkv.bias zero, rest = hub's\n", hf_file + strlen(DIR), p->data[0],
+                  p->data[p->shape[0] - 1], (long long)p->shape[0]);
+    weights_free(&hf);
+    weights_free(&hub);
+}
+
+static void test_dino23(void)
+{
+    good(D23 "v2_hub.pth", NULL, NULL, NULL);
+    good(D23 "v2reg_hub.pth", NULL, NULL, NULL);
+    good(D23 "v3_hub.pth", NULL, NULL, NULL);
+    good(D23 "v2_nomask.pth", NULL, NULL, NULL);
+    good(D23 "v2reg_train.pth", NULL, NULL, NULL);
+    good(D23 "v3_train.pth", NULL, NULL, NULL);
+    good(D23 "v3_train.pth", "teacher", NULL, NULL);
+    good(D23 "hf_v2/model.safetensors", NULL, NULL, NULL);
+    good(D23 "hf_v2reg/model.safetensors", NULL, NULL, NULL);
+    good(D23 "hf_v2reg_cls/model.safetensors", NULL, NULL, NULL);
+    good(D23 "hf_v3/model.safetensors", NULL, NULL, NULL);
+    good(D23 "hf_v3_noconfig/model.safetensors", NULL, NULL, NULL);
+    /* the Hugging Face files hold the hub files' tensors (Dinov2: all of them, tol 0) */
+    same_tensors(DIR D23 "hf_v2/model.safetensors", DIR D23 "v2_hub.pth");
+    same_tensors(DIR D23 "hf_v2reg/model.safetensors", DIR D23 "v2reg_hub.pth");
+    same_tensors(DIR D23 "hf_v2reg_cls/model.safetensors", DIR D23 "v2reg_hub.pth");
+    hf_v3_against_hub(DIR D23 "hf_v3/model.safetensors", 4);
+    hf_v3_against_hub(DIR D23 "hf_v3_noconfig/model.safetensors", 16);
+
+    bad(D23 "bad_unrelated.pth", NULL, "no backbone tensors");
+    bad(D23 "bad_chunk_dup.pth", NULL, "block 1 appears in chunk 0 (backbone.blocks.0.1.norm1.weight) and in chunk 1 (backbone.blocks.1.1.norm1.weight)");
+    bad(D23 "bad_chunk_order.pth", NULL, "chunk numbers decrease: block 2 is in chunk 0 (backbone.blocks.0.2.norm1.weight) after block 1 in chunk 1");
+    bad(D23 "bad_chunk_mixed.pth", NULL, "mix DINOv2's chunked form (backbone.blocks.0.0.norm1.weight) and the plain one (backbone.blocks.2.norm1.weight)");
+    bad(D23 "bad_timm_reg.pth", NULL, "tensor reg_token belongs to timm's DINOv2-with-registers layout");
+    bad(D23 "bad_gate/model.safetensors", NULL, "tensor layer.0.mlp.gate_proj.bias belongs to a gated (SwiGLU) MLP");
+    bad(D23 "bad_nov/model.safetensors", NULL, "blocks.1.attn.qkv.bias has no attention.v_proj part");
+    bad(D23 "bad_mix/model.safetensors", NULL, "mixes Hugging Face DINOv3ViTModel names (embeddings.cls_token) with names of another scheme (blocks.0.ls1.gamma)");
+    bad(D23 "bad_vitmix/model.safetensors", NULL, "mixes ViTModel names (encoder.layer.1.layernorm_before.");
+    bad(D23 "bad_regcount/model.safetensors", NULL, "config.json beside it says num_register_tokens 2, the file holds 4 register tokens");
+}
+
 static void big_checkpoint(void)
 {
     const char *m = test_missing("py:torch");
@@ -497,19 +610,19 @@ int main(void)
     test_half();
     test_json();
 
-    good("released.pth", NULL, NULL);
-    good("released.pth", "", NULL);
-    good("released_f16.pth", NULL, NULL);
-    good("released_bf16.pth", NULL, NULL);
-    good("released_proto4.pth", NULL, NULL);
-    good("train_ckpt.pth", NULL, NULL);
-    good("train_ckpt.pth", "teacher", NULL);
-    good("train_ckpt.pth", "student", "train_ckpt.pth.student");
-    good("noncontig.pth", NULL, NULL);
-    good("selfpatch.pth", NULL, NULL);
-    good("dino.safetensors", NULL, NULL);
-    good("hf/model.safetensors", NULL, NULL);
-    good("hf_cls/model.safetensors", NULL, NULL);
+    good("released.pth", NULL, NULL, "dino");
+    good("released.pth", "", NULL, "dino");
+    good("released_f16.pth", NULL, NULL, "dino");
+    good("released_bf16.pth", NULL, NULL, "dino");
+    good("released_proto4.pth", NULL, NULL, "dino");
+    good("train_ckpt.pth", NULL, NULL, "dino");
+    good("train_ckpt.pth", "teacher", NULL, "dino");
+    good("train_ckpt.pth", "student", "train_ckpt.pth.student", "dino");
+    good("noncontig.pth", NULL, NULL, "dino");
+    good("selfpatch.pth", NULL, NULL, "dino");
+    good("dino.safetensors", NULL, NULL, "dino");
+    good("hf/model.safetensors", NULL, NULL, "hf-vit");
+    good("hf_cls/model.safetensors", NULL, NULL, "hf-vit");
     /* HF mapping: qkv rows q, k, v in order, every tensor equal to the DINO-named original */
     same_tensors(DIR "hf/model.safetensors", DIR "released_f16.pth");
     same_tensors(DIR "hf_cls/model.safetensors", DIR "released_bf16.pth");
@@ -540,11 +653,14 @@ int main(void)
     bad("missing.pth", NULL, "cannot open");
     bad("hf/config.json", NULL, "neither a PyTorch .pth (zip) nor a safetensors file");
 
+    test_dino23();
     handmade();
     fuzz_file("noncontig.pth", 3000);
     fuzz_file("bad_unknown.pth", 3000);
     fuzz_file("dino.safetensors", 1500);
     fuzz_file("train_ckpt.pth", 1500);
+    fuzz_file(D23 "v2reg_train.pth", 1500);
+    fuzz_file(D23 "hf_v3/model.safetensors", 1500);
 
     big_checkpoint();
     return test_done();

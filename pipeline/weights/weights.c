@@ -2,15 +2,27 @@
  *
  * Steps: map the file; sha256 of its bytes (on a thread, beside the rest); the format from its first
  * bytes (zip "PK\3\4" = .pth, 8-byte length + '{' = safetensors); for .pth the state dict inside the
- * checkpoint; each name with "module." / "backbone." (and Hugging Face's "vit.") stripped, then
- * classified:
- *   DINO/timm backbone name -> kept;  Hugging Face ViTModel name -> mapped (q, k, v -> qkv rows);
- *   other name inside the backbone namespace -> error;  anything else -> skipped and listed.
- * Duplicate canonical names are errors.  config.json beside the file gives heads and LN eps.
+ * checkpoint; then the names:
+ *   1. "module." / "backbone." stripped from each name; a Hugging Face model prefix ("vit.",
+ *      "dinov2.", "dinov2_with_registers.", "dinov3_vit.", "model.") stripped from every name of a
+ *      file where it is followed by that model's own names;
+ *   2. the file's scheme from all its names: Hugging Face DINOv3ViTModel if any name only it has
+ *      appears (layer.N.*, embeddings.patch_embeddings.{weight,bias}, rope_embeddings.*), else
+ *      Hugging Face ViTModel / Dinov2Model if any name starts embeddings. / encoder. / layernorm. /
+ *      pooler., else DINO/timm (DINO, DINOv2, DINOv3 .pth names);
+ *   3. each name classified under that scheme: backbone name -> kept under its canonical name
+ *      (q, k, v -> qkv rows); gated MLP -> refused; other name inside the backbone namespace, or
+ *      a name of another scheme -> error; anything else -> skipped and listed;
+ *   4. DINOv2's chunked block names checked (one chunk per block, chunks non-decreasing);
+ *   5. the family from what the names hold (weights.h), config.json beside the file (heads, LN
+ *      eps, RoPE base, register count), the tensors assembled in file order, and for
+ *      DINOv3ViTModel the RoPE periods computed as that model computes them (add_hf_periods).
+ * Duplicate canonical names are errors.
  */
 #include "pipeline/weights/weights.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -28,10 +40,27 @@
 
 /* ---- names ------------------------------------------------------------------------------------ */
 
-enum { NAME_SKIP = 0, NAME_KEEP = 1, NAME_UNKNOWN = -1 };
+enum { NAME_SKIP = 0, NAME_KEEP = 1, NAME_UNKNOWN = -1, NAME_REFUSED = -2 };
+
+/* The naming scheme of a file, decided from all its names before any is classified. */
+enum { SCHEME_DINO, SCHEME_HF_VIT, SCHEME_HF_DINOV3 };
+
+/* What a name says about the family (kc_weights.family). */
+enum {
+    MARK_LS = 1,      /* LayerScale: blocks.i.ls1.gamma (DINO names) */
+    MARK_REG = 4,     /* register tokens */
+    MARK_V3 = 8,      /* storage_tokens, rope_embed.periods, attn.qkv.bias_mask */
+    MARK_HF_VIT = 16, /* ViTModel-only names: layernorm_before/after, intermediate.dense, output.dense */
+    MARK_HF_V2 = 32,  /* Dinov2Model-only names: norm1/2, mlp.fc1/2, layer_scale*, register_tokens */
+};
 
 static int starts(const char *s, const char *prefix) { return !strncmp(s, prefix, strlen(prefix)); }
 static int is_wb(const char *s) { return !strcmp(s, "weight") || !strcmp(s, "bias"); }
+static int ends(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
 
 /* "12.rest" -> 12 and *rest = "rest"; -1 when not a block number. */
 static int block_index(const char *s, const char **rest)
@@ -46,65 +75,193 @@ static int block_index(const char *s, const char **rest)
     return n;
 }
 
-/* DINO/timm names: keep (canonical = name), unknown (inside the backbone namespace) or skip. */
-static int classify_dino(const char *name)
+/* One name's verdict: keep as canon (a new string), part of qkv (-1, or 0/1/2 for the q/k/v rows),
+ * block index and DINOv2 chunk (-1 when none), family marks, and the reason of a refusal. */
+typedef struct verdict {
+    char *canon;
+    int part, block, chunk, marks;
+    const char *why;
+} verdict;
+
+static int keep_as(verdict *v, char *canon, int marks)
 {
-    if (!strcmp(name, "cls_token") || !strcmp(name, "pos_embed") || !strcmp(name, "patch_embed.proj.weight") ||
-        !strcmp(name, "patch_embed.proj.bias") || !strcmp(name, "norm.weight") || !strcmp(name, "norm.bias"))
-        return NAME_KEEP;
+    v->canon = canon;
+    v->marks |= marks;
+    return NAME_KEEP;
+}
+
+static const char *const gated_why =
+    "a gated (SwiGLU) MLP, which keycut does not run (only the GELU MLP of ViT-S/B/L: fc1, fc2)";
+
+/* DINO / timm / DINOv2 / DINOv3 names: keep, unknown (inside the backbone namespace) or skip.
+ * Block names may be DINOv2's chunked blocks.C.i.<part> (block_chunks > 0). */
+static int classify_dino(const char *name, verdict *v)
+{
+    static const struct {
+        const char *name, *canon;
+        int marks;
+    } top[] = {
+        {"cls_token", "cls_token", 0},
+        {"pos_embed", "pos_embed", 0},
+        {"register_tokens", "register_tokens", MARK_REG},
+        {"storage_tokens", "register_tokens", MARK_V3},
+        {"rope_embed.periods", "rope_embed.periods", MARK_V3},
+        {"patch_embed.proj.weight", "patch_embed.proj.weight", 0},
+        {"patch_embed.proj.bias", "patch_embed.proj.bias", 0},
+        {"norm.weight", "norm.weight", 0},
+        {"norm.bias", "norm.bias", 0},
+    };
+    for (size_t k = 0; k < sizeof top / sizeof *top; k++)
+        if (!strcmp(name, top[k].name)) return keep_as(v, kc_strdup(top[k].canon), top[k].marks);
+    if (!strcmp(name, "mask_token")) return NAME_SKIP; /* DINOv2 / DINOv3 training only */
+    if (!strcmp(name, "reg_token")) { /* timm's register layout: no class row in pos_embed */
+        v->why = "timm's DINOv2-with-registers layout (reg_token, the class position folded into cls_token), "
+                 "which keycut does not read: use the official dinov2_*_reg4_pretrain.pth";
+        return NAME_REFUSED;
+    }
     if (starts(name, "blocks.")) {
-        const char *r;
-        if (block_index(name + 7, &r) < 0) return NAME_UNKNOWN;
+        const char *r, *r2;
+        int b = block_index(name + 7, &r);
+        if (b < 0) return NAME_UNKNOWN;
+        int inner = block_index(r, &r2);
+        if (inner >= 0) { /* blocks.<chunk>.<block>.<part> */
+            v->chunk = b;
+            b = inner;
+            r = r2;
+        }
+        v->block = b;
         static const char *parts[] = {"norm1.", "norm2.", "attn.qkv.", "attn.proj.", "mlp.fc1.", "mlp.fc2."};
         for (size_t k = 0; k < sizeof parts / sizeof *parts; k++)
-            if (starts(r, parts[k]) && is_wb(r + strlen(parts[k]))) return NAME_KEEP;
+            if (starts(r, parts[k]) && is_wb(r + strlen(parts[k]))) return keep_as(v, kc_strfmt("blocks.%d.%s", b, r), 0);
+        if (!strcmp(r, "ls1.gamma") || !strcmp(r, "ls2.gamma")) return keep_as(v, kc_strfmt("blocks.%d.%s", b, r), MARK_LS);
+        if (!strcmp(r, "attn.qkv.bias_mask")) return keep_as(v, kc_strfmt("blocks.%d.%s", b, r), MARK_V3);
+        if (starts(r, "mlp.w")) { /* DINOv2 giant's mlp.w12 / w3, DINOv3's mlp.w1 / w2 / w3 */
+            v->why = gated_why;
+            return NAME_REFUSED;
+        }
         return NAME_UNKNOWN;
     }
-    if (starts(name, "cls_token") || starts(name, "pos_embed") || starts(name, "patch_embed.") || starts(name, "norm."))
+    if (starts(name, "cls_token") || starts(name, "pos_embed") || starts(name, "patch_embed.") || starts(name, "norm.") ||
+        starts(name, "register_tokens") || starts(name, "storage_tokens") || starts(name, "rope_embed."))
         return NAME_UNKNOWN;
     return NAME_SKIP;
 }
 
-static int is_hf_name(const char *name)
+/* The first names of the Hugging Face schemes (after any model prefix). */
+static int in_hf_vit_namespace(const char *name)
 {
     return starts(name, "embeddings.") || starts(name, "encoder.") || starts(name, "layernorm.") || starts(name, "pooler.");
 }
 
-/* Hugging Face ViTModel names.  On keep, *canon is a new string and *part is -1, or 0/1/2 for
- * query/key/value (rows of qkv). */
-static int classify_hf(const char *name, char **canon, int *part)
+static int in_hf_dinov3_namespace(const char *name)
 {
-    *part = -1;
-    if (!strcmp(name, "embeddings.cls_token")) return *canon = kc_strdup("cls_token"), NAME_KEEP;
-    if (!strcmp(name, "embeddings.position_embeddings")) return *canon = kc_strdup("pos_embed"), NAME_KEEP;
+    const char *r;
+    return starts(name, "embeddings.") || starts(name, "rope_embeddings.") || starts(name, "norm.") ||
+           (starts(name, "layer.") && block_index(name + 6, &r) >= 0);
+}
+
+static int in_dino_namespace(const char *name)
+{
+    verdict v = {NULL, -1, -1, -1, 0, NULL};
+    int c = classify_dino(name, &v);
+    free(v.canon);
+    return c != NAME_SKIP || !strcmp(name, "mask_token");
+}
+
+/* Names only DINOv3ViTModel has: its layers (layer.N.), its patch convolution without
+ * ".projection", its RoPE module. */
+static int says_hf_dinov3(const char *name)
+{
+    const char *r;
+    return (starts(name, "layer.") && block_index(name + 6, &r) >= 0) || starts(name, "rope_embeddings.") ||
+           !strcmp(name, "embeddings.patch_embeddings.weight") || !strcmp(name, "embeddings.patch_embeddings.bias");
+}
+
+/* Hugging Face ViTModel / Dinov2Model / Dinov2WithRegistersModel names. */
+static int classify_hf_vit(const char *name, verdict *v)
+{
+    if (!strcmp(name, "embeddings.cls_token")) return keep_as(v, kc_strdup("cls_token"), 0);
+    if (!strcmp(name, "embeddings.position_embeddings")) return keep_as(v, kc_strdup("pos_embed"), 0);
+    if (!strcmp(name, "embeddings.register_tokens")) return keep_as(v, kc_strdup("register_tokens"), MARK_REG | MARK_HF_V2);
     if (starts(name, "embeddings.patch_embeddings.projection.") && is_wb(name + 39))
-        return *canon = kc_strfmt("patch_embed.proj.%s", name + 39), NAME_KEEP;
+        return keep_as(v, kc_strfmt("patch_embed.proj.%s", name + 39), 0);
     if (!strcmp(name, "embeddings.mask_token") || starts(name, "pooler.")) return NAME_SKIP;
-    if (starts(name, "layernorm.") && is_wb(name + 10)) return *canon = kc_strfmt("norm.%s", name + 10), NAME_KEEP;
+    if (starts(name, "layernorm.") && is_wb(name + 10)) return keep_as(v, kc_strfmt("norm.%s", name + 10), 0);
     if (starts(name, "encoder.layer.")) {
         const char *r;
         int b = block_index(name + 14, &r);
         if (b < 0) return NAME_UNKNOWN;
+        v->block = b;
         static const struct {
             const char *hf, *dino;
-            int part;
+            int part, marks;
         } map[] = {
-            {"layernorm_before.", "norm1.", -1},           {"layernorm_after.", "norm2.", -1},
-            {"attention.attention.query.", "attn.qkv.", 0}, {"attention.attention.key.", "attn.qkv.", 1},
-            {"attention.attention.value.", "attn.qkv.", 2}, {"attention.output.dense.", "attn.proj.", -1},
-            {"intermediate.dense.", "mlp.fc1.", -1},        {"output.dense.", "mlp.fc2.", -1},
+            {"layernorm_before.", "norm1.", -1, MARK_HF_VIT},    {"layernorm_after.", "norm2.", -1, MARK_HF_VIT},
+            {"intermediate.dense.", "mlp.fc1.", -1, MARK_HF_VIT}, {"output.dense.", "mlp.fc2.", -1, MARK_HF_VIT},
+            {"norm1.", "norm1.", -1, MARK_HF_V2},                 {"norm2.", "norm2.", -1, MARK_HF_V2},
+            {"mlp.fc1.", "mlp.fc1.", -1, MARK_HF_V2},             {"mlp.fc2.", "mlp.fc2.", -1, MARK_HF_V2},
+            {"attention.attention.query.", "attn.qkv.", 0, 0},    {"attention.attention.key.", "attn.qkv.", 1, 0},
+            {"attention.attention.value.", "attn.qkv.", 2, 0},    {"attention.output.dense.", "attn.proj.", -1, 0},
         };
         for (size_t k = 0; k < sizeof map / sizeof *map; k++) {
             size_t l = strlen(map[k].hf);
             if (starts(r, map[k].hf) && is_wb(r + l)) {
-                *canon = kc_strfmt("blocks.%d.%s%s", b, map[k].dino, r + l);
-                *part = map[k].part;
-                return NAME_KEEP;
+                v->part = map[k].part;
+                return keep_as(v, kc_strfmt("blocks.%d.%s%s", b, map[k].dino, r + l), map[k].marks);
             }
+        }
+        if (!strcmp(r, "layer_scale1.lambda1") || !strcmp(r, "layer_scale2.lambda1"))
+            return keep_as(v, kc_strfmt("blocks.%d.ls%c.gamma", b, r[11]), MARK_HF_V2);
+        if (starts(r, "mlp.weights_in.") || starts(r, "mlp.weights_out.")) { /* Dinov2 giant's SwiGLU */
+            v->why = gated_why;
+            return NAME_REFUSED;
         }
         return NAME_UNKNOWN;
     }
     return NAME_UNKNOWN; /* other embeddings.*, encoder.*, layernorm.* */
+}
+
+/* Hugging Face DINOv3ViTModel names. */
+static int classify_hf_dinov3(const char *name, verdict *v)
+{
+    if (!strcmp(name, "embeddings.cls_token")) return keep_as(v, kc_strdup("cls_token"), 0);
+    if (!strcmp(name, "embeddings.register_tokens")) return keep_as(v, kc_strdup("register_tokens"), MARK_REG);
+    if (starts(name, "embeddings.patch_embeddings.") && is_wb(name + 28))
+        return keep_as(v, kc_strfmt("patch_embed.proj.%s", name + 28), 0);
+    if (!strcmp(name, "embeddings.mask_token")) return NAME_SKIP;
+    /* inv_freq is a non-persistent buffer (absent from saved files); the periods are made from
+     * config.json either way */
+    if (!strcmp(name, "rope_embeddings.inv_freq")) return NAME_SKIP;
+    if (starts(name, "norm.") && is_wb(name + 5)) return keep_as(v, kc_strfmt("norm.%s", name + 5), 0);
+    if (starts(name, "layer.")) {
+        const char *r;
+        int b = block_index(name + 6, &r);
+        if (b < 0) return NAME_UNKNOWN;
+        v->block = b;
+        static const struct {
+            const char *hf, *dino;
+            int part;
+        } map[] = {
+            {"norm1.", "norm1.", -1},          {"norm2.", "norm2.", -1},          {"attention.q_proj.", "attn.qkv.", 0},
+            {"attention.k_proj.", "attn.qkv.", 1}, {"attention.v_proj.", "attn.qkv.", 2}, {"attention.o_proj.", "attn.proj.", -1},
+            {"mlp.up_proj.", "mlp.fc1.", -1},  {"mlp.down_proj.", "mlp.fc2.", -1},
+        };
+        for (size_t k = 0; k < sizeof map / sizeof *map; k++) {
+            size_t l = strlen(map[k].hf);
+            if (starts(r, map[k].hf) && is_wb(r + l)) {
+                v->part = map[k].part;
+                return keep_as(v, kc_strfmt("blocks.%d.%s%s", b, map[k].dino, r + l), 0);
+            }
+        }
+        if (!strcmp(r, "layer_scale1.lambda1") || !strcmp(r, "layer_scale2.lambda1"))
+            return keep_as(v, kc_strfmt("blocks.%d.ls%c.gamma", b, r[11]), 0);
+        if (starts(r, "mlp.gate_proj.")) {
+            v->why = gated_why;
+            return NAME_REFUSED;
+        }
+        return NAME_UNKNOWN;
+    }
+    return NAME_UNKNOWN; /* other embeddings.*, rope_embeddings.*, norm.* */
 }
 
 static const char *strip_prefixes(const char *name)
@@ -112,19 +269,33 @@ static const char *strip_prefixes(const char *name)
     for (;;) {
         if (starts(name, "module.")) name += 7;
         else if (starts(name, "backbone.")) name += 9;
-        else if (starts(name, "vit.") && is_hf_name(name + 4)) name += 4;
         else return name;
     }
+}
+
+/* The prefix of a Hugging Face model inside a larger one ("vit." in ViTForImageClassification,
+ * "dinov2." / "dinov2_with_registers." in their classifiers, "dinov3_vit.", "model."): stripped
+ * from every name of a file where some name continues with the model's own names. */
+static const char *const hf_model_prefixes[] = {"vit.", "dinov2.", "dinov2_with_registers.", "dinov3_vit.", "model."};
+enum { N_HF_MODEL_PREFIXES = sizeof hf_model_prefixes / sizeof *hf_model_prefixes };
+
+static int hf_model_body(const char *rest)
+{
+    const char *r;
+    return in_hf_vit_namespace(rest) || starts(rest, "rope_embeddings.") || (starts(rest, "layer.") && block_index(rest + 6, &r) >= 0);
 }
 
 /* ---- the source tensors of a file ------------------------------------------------------------- */
 
 typedef struct source {
     const char *raw;       /* name in the file */
+    const char *name;      /* raw without module. / backbone. / a Hugging Face model prefix */
     const pk_value *pt;    /* .pth tensor, or */
     const st_tensor *st;   /* safetensors tensor */
-    char *canon;
-    int part, order;
+    char *canon;           /* canonical name when kept */
+    int part;              /* -1, or 0/1/2: the q/k/v rows of a Hugging Face layer's qkv */
+    int block, chunk;      /* block index and DINOv2 chunk of a block tensor, else -1 */
+    int order;             /* index in the file */
 } source;
 
 typedef struct loader {
@@ -136,6 +307,7 @@ typedef struct loader {
     pth_file pth;
     st_file st;
     int is_pth, is_st;
+    int scheme;            /* SCHEME_* */
 } loader;
 
 static void add_skipped(kc_weights *w, const char *name)
@@ -256,6 +428,7 @@ static int map_file(const char *path, uint8_t **data, size_t *size)
     return 0;
 }
 
+/* config.json beside the weights (Hugging Face), when present: heads, LN eps, RoPE base, registers. */
 static int read_config(kc_weights *w, const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -271,16 +444,195 @@ static int read_config(kc_weights *w, const char *path)
         } else {
             free(text);
             const json_value *h = json_get(&root, "num_attention_heads"), *e = json_get(&root, "layer_norm_eps");
-            int64_t heads;
+            const json_value *th = json_get(&root, "rope_theta"), *r = json_get(&root, "num_register_tokens");
+            int64_t heads, regs;
             if (h && (json_get_int(h, &heads) < 0 || heads < 1 || heads > 4096)) rc = kc_fail("%s: num_attention_heads is not a positive integer", cfg);
             else if (h) w->config_heads = (int)heads;
             if (e && (json_get_number(e, &w->config_ln_eps) < 0 || !(w->config_ln_eps > 0 && w->config_ln_eps < 1)))
                 rc = kc_fail("%s: layer_norm_eps is not a number in (0, 1)", cfg);
+            if (th && (json_get_number(th, &w->config_rope_theta) < 0 || !(w->config_rope_theta > 1 && w->config_rope_theta < 1e12)))
+                rc = kc_fail("%s: rope_theta is not a number in (1, 1e12)", cfg);
+            if (r && (json_get_int(r, &regs) < 0 || regs < 0 || regs > 4096)) rc = kc_fail("%s: num_register_tokens is not an integer in [0, 4096]", cfg);
+            else if (r) w->config_registers = (int)regs;
             json_free(&root);
         }
     }
     free(cfg);
     return rc;
+}
+
+/* ---- the file's naming scheme and family ------------------------------------------------------ */
+
+/* Strips module. / backbone. from every name, then a Hugging Face model prefix, and decides the
+ * scheme: DINOv3ViTModel when a name only it has is present, else ViTModel / Dinov2Model when any
+ * name starts like theirs, else DINO/timm. */
+static void find_scheme(loader *L)
+{
+    for (int i = 0; i < L->n_src; i++) L->src[i].name = strip_prefixes(L->src[i].raw);
+    for (int k = 0; k < N_HF_MODEL_PREFIXES; k++) {
+        const char *p = hf_model_prefixes[k];
+        const size_t lp = strlen(p);
+        int used = 0;
+        for (int i = 0; i < L->n_src && !used; i++) used = starts(L->src[i].name, p) && hf_model_body(L->src[i].name + lp);
+        for (int i = 0; i < L->n_src && used; i++)
+            if (starts(L->src[i].name, p)) L->src[i].name += lp;
+    }
+    int v3 = 0, vit = 0;
+    for (int i = 0; i < L->n_src; i++) {
+        v3 |= says_hf_dinov3(L->src[i].name);
+        vit |= in_hf_vit_namespace(L->src[i].name);
+    }
+    L->scheme = v3 ? SCHEME_HF_DINOV3 : vit ? SCHEME_HF_VIT : SCHEME_DINO;
+}
+
+/* Classifies every name under the file's scheme; fills canon / part / block / chunk and the marks. */
+static int classify_all(loader *L, int *marks)
+{
+    static const char *const scheme_name[] = {"DINO/timm", "Hugging Face ViTModel/Dinov2Model", "Hugging Face DINOv3ViTModel"};
+    const source *first_hf = NULL, *vit_only = NULL, *v2_only = NULL;
+    for (int i = 0; i < L->n_src; i++)
+        if (!first_hf && L->scheme != SCHEME_DINO && (L->scheme == SCHEME_HF_DINOV3 ? in_hf_dinov3_namespace(L->src[i].name) : in_hf_vit_namespace(L->src[i].name)))
+            first_hf = &L->src[i];
+    for (int i = 0; i < L->n_src; i++) {
+        source *s = &L->src[i];
+        const char *name = s->name;
+        verdict v = {NULL, -1, -1, -1, 0, NULL};
+        int c;
+        s->order = i;
+        if (L->scheme == SCHEME_HF_DINOV3 && in_hf_dinov3_namespace(name)) {
+            c = classify_hf_dinov3(name, &v);
+        } else if (L->scheme == SCHEME_HF_VIT && in_hf_vit_namespace(name)) {
+            c = classify_hf_vit(name, &v);
+        } else if (L->scheme == SCHEME_DINO) {
+            c = classify_dino(name, &v);
+        } else if (in_dino_namespace(name) || in_hf_vit_namespace(name)) {
+            return kc_fail("%s: mixes %s names (%s) with names of another scheme (%s)", L->path, scheme_name[L->scheme],
+                           first_hf->raw, s->raw);
+        } else {
+            c = NAME_SKIP;
+        }
+        s->canon = v.canon;
+        s->part = v.part;
+        s->block = v.block;
+        s->chunk = v.chunk;
+        *marks |= v.marks;
+        if ((v.marks & MARK_HF_VIT) && !vit_only) vit_only = s;
+        if ((v.marks & MARK_HF_V2) && !v2_only) v2_only = s;
+        if (c == NAME_REFUSED) return kc_fail("%s: tensor %s belongs to %s", L->path, s->raw, v.why);
+        if (c == NAME_UNKNOWN) return kc_fail("%s: unknown tensor %s inside the backbone's names", L->path, s->raw);
+        if (c == NAME_SKIP) add_skipped(L->w, s->raw);
+    }
+    if (vit_only && v2_only)
+        return kc_fail("%s: mixes ViTModel names (%s) and Dinov2Model names (%s)", L->path, vit_only->raw, v2_only->raw);
+    return 0;
+}
+
+/* DINOv2's chunked block names (blocks.C.i.*, block_chunks > 0): every block in one chunk, the
+ * chunk numbers non-decreasing with the block index, and no plain blocks.i.* beside them. */
+static int check_chunks(loader *L)
+{
+    const source *chunked = NULL, *plain = NULL;
+    int max_block = -1;
+    for (int i = 0; i < L->n_src; i++) {
+        const source *s = &L->src[i];
+        if (!s->canon || s->block < 0) continue;
+        if (s->chunk >= 0 && !chunked) chunked = s;
+        if (s->chunk < 0 && !plain) plain = s;
+        if (s->block > max_block) max_block = s->block;
+    }
+    if (!chunked) return 0;
+    if (plain) return kc_fail("%s: block names mix DINOv2's chunked form (%s) and the plain one (%s)", L->path, chunked->raw, plain->raw);
+    const source **by_block = kc_calloc((size_t)max_block + 1, sizeof *by_block);
+    int rc = 0;
+    for (int i = 0; i < L->n_src && rc == 0; i++) {
+        const source *s = &L->src[i];
+        if (!s->canon || s->block < 0) continue;
+        const source *seen = by_block[s->block];
+        if (!seen) by_block[s->block] = s;
+        else if (seen->chunk != s->chunk)
+            rc = kc_fail("%s: block %d appears in chunk %d (%s) and in chunk %d (%s)", L->path, s->block, seen->chunk, seen->raw,
+                         s->chunk, s->raw);
+    }
+    const source *prev = NULL;
+    for (int b = 0; b <= max_block && rc == 0; b++) {
+        const source *s = by_block[b];
+        if (!s) continue;
+        if (prev && s->chunk < prev->chunk)
+            rc = kc_fail("%s: chunk numbers decrease: block %d is in chunk %d (%s) after block %d in chunk %d (%s)", L->path, b,
+                         s->chunk, s->raw, prev->block, prev->chunk, prev->raw);
+        prev = s;
+    }
+    free(by_block);
+    return rc;
+}
+
+static void set_family(kc_weights *w, int scheme, int marks)
+{
+    const char *f;
+    if (scheme == SCHEME_HF_DINOV3) f = "hf-dinov3";
+    else if (scheme == SCHEME_HF_VIT) f = marks & MARK_REG ? "hf-dinov2-reg" : marks & MARK_HF_V2 ? "hf-dinov2" : "hf-vit";
+    else f = marks & MARK_V3 ? "dinov3" : marks & MARK_REG ? "dinov2-reg" : marks & MARK_LS ? "dinov2" : "dino";
+    snprintf(w->family, sizeof w->family, "%s", f);
+}
+
+/* Hugging Face DINOv3ViTModel stores no periods: DINOv3ViTRopePositionEmbedding computes, in
+ * float32,  inv_freq = 1 / rope_theta ** torch.arange(0, 1, 4 / head_dim)  (head_dim / 4 values)
+ * and its angles as 2 pi * coordinate * inv_freq.  Here, step by step:
+ *   x_j       = fp32(j * (4.0 / head_dim))            j = 0 .. head_dim/4 - 1   (torch.arange)
+ *   p_j       = fp32(theta ^ x_j), pow in double      (torch's float32 pow)
+ *   inv_j     = fp32(1 / p_j)                          (inv_freq)
+ *   periods_j = fp32(1 / inv_j)                        (the canonical rope_embed.periods)
+ * For theta 100 and head_dim 16, 32, 64 or 128 (64 in every released DINOv3 ViT, 128 in the 7B)
+ * the step is a power of two and these equal torch's float32 values bit for bit (checked against
+ * torch; tests/ref/dino23_weights_ref.py writes them).  For other head dims torch's vectorised
+ * arange and pow are themselves platform dependent to an ulp.  theta = config.json's rope_theta,
+ * else 100 (DINOv3ViTConfig's default); head_dim = width / num_attention_heads, else 64. */
+static int add_hf_periods(loader *L)
+{
+    kc_weights *w = L->w;
+    const kc_tensor *ref = weights_find(w, "cls_token");
+    int64_t width = ref && ref->ndim >= 1 ? ref->shape[ref->ndim - 1] : 0;
+    if (!width && (ref = weights_find(w, "patch_embed.proj.weight")) && ref->ndim >= 1) width = ref->shape[0];
+    if (width < 1) return kc_fail("%s: cannot make DINOv3's RoPE periods: no embeddings.cls_token or patch_embeddings to give the width", L->path);
+    int64_t head_dim = 64;
+    if (w->config_heads > 0) {
+        if (width % w->config_heads != 0)
+            return kc_fail("%s: config.json's num_attention_heads %d does not divide the width %lld", L->path, w->config_heads, (long long)width);
+        head_dim = width / w->config_heads;
+    }
+    if (head_dim % 4 != 0)
+        return kc_fail("%s: head dimension %lld is not a multiple of 4 (DINOv3's RoPE needs head_dim / 4 periods)", L->path, (long long)head_dim);
+    const double theta = w->config_rope_theta > 0 ? w->config_rope_theta : 100.0;
+    const int n = (int)(head_dim / 4);
+    float *periods = kc_malloc((size_t)n * sizeof *periods);
+    for (int j = 0; j < n; j++) {
+        const float x = (float)(j * (4.0 / (double)head_dim));
+        const float p = (float)pow(theta, (double)x);
+        const float inv_freq = 1.0f / p;
+        periods[j] = 1.0f / inv_freq;
+    }
+    w->t = kc_realloc(w->t, (size_t)(w->n + 1) * sizeof *w->t);
+    kc_tensor *t = &w->t[w->n++];
+    memset(t, 0, sizeof *t);
+    t->name = kc_strdup("rope_embed.periods");
+    t->ndim = 1;
+    t->shape[0] = n;
+    t->data = periods;
+    w->periods_from_config = 1;
+    return 0;
+}
+
+/* config.json's num_register_tokens against the file's register tokens (1, R, D). */
+static int check_config_registers(const loader *L)
+{
+    const kc_weights *w = L->w;
+    if (w->config_registers < 0) return 0;
+    const kc_tensor *r = weights_find(w, "register_tokens");
+    const int64_t have = r && r->ndim == 3 ? r->shape[1] : 0;
+    if (have != w->config_registers)
+        return kc_fail("%s: config.json beside it says num_register_tokens %d, the file holds %lld register tokens", L->path,
+                       w->config_registers, (long long)have);
+    return 0;
 }
 
 /* ---- assembling the output -------------------------------------------------------------------- */
@@ -296,6 +648,61 @@ static int cmp_pair(const void *a, const void *b)
 {
     const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
+}
+
+/* The q, k and v parts (keep[0..n), sorted by part) of one Hugging Face layer's weight or bias
+ * into t as the rows of qkv, q first.  Each part must appear once, with the same shape, 1-D or 2-D;
+ * DINOv3ViTModel has no k_proj.bias (key_bias=False: its keys have no bias), so there a missing k
+ * bias gives zero rows.  *first = the smallest file order of the parts. */
+static int assemble_qkv(loader *L, source *const *keep, int n, kc_tensor *t, int64_t *first)
+{
+    static const char *const vit_part[3] = {"attention.attention.query", "attention.attention.key", "attention.attention.value"};
+    static const char *const v3_part[3] = {"attention.q_proj", "attention.k_proj", "attention.v_proj"};
+    const char *const *part_name = L->scheme == SCHEME_HF_DINOV3 ? v3_part : vit_part;
+    const char *canon = keep[0]->canon;
+    const source *ps[3] = {NULL, NULL, NULL};
+    for (int k = 0; k < n; k++) {
+        if (ps[keep[k]->part])
+            return kc_fail("%s: %s has a repeated %s part (Hugging Face names: %s and %s)", L->path, canon,
+                           part_name[keep[k]->part], ps[keep[k]->part]->raw, keep[k]->raw);
+        ps[keep[k]->part] = keep[k];
+    }
+    const int k_may_lack = L->scheme == SCHEME_HF_DINOV3 && ends(canon, ".bias");
+    for (int k = 0; k < 3; k++)
+        if (!ps[k] && !(k == 1 && k_may_lack))
+            return kc_fail("%s: %s has no %s part (Hugging Face names)", L->path, canon, part_name[k]);
+    const source *ref = ps[0] ? ps[0] : ps[2];
+    int nd;
+    const int64_t *sh;
+    src_shape(ref, &nd, &sh);
+    for (int k = 0; k < 3; k++) {
+        if (!ps[k]) continue;
+        int ndk;
+        const int64_t *shk;
+        src_shape(ps[k], &ndk, &shk);
+        if (nd < 1 || nd > 2 || ndk != nd || memcmp(sh, shk, (size_t)nd * sizeof *sh))
+            return kc_fail("%s: the q, k and v parts of %s differ in shape or are not 1-D/2-D (%s)", L->path, canon, ps[k]->raw);
+    }
+    const int64_t rows = sh[0], cols = nd == 2 ? sh[1] : 1, per = rows * cols;
+    float *all = kc_calloc((size_t)(per > 0 ? 3 * per : 1), sizeof *all); /* a missing k stays 0 */
+    *first = INT64_MAX;
+    for (int k = 0; k < 3; k++) {
+        if (!ps[k]) continue;
+        float *part;
+        if (src_f32(L, ps[k], &part) < 0) {
+            free(all);
+            return -1;
+        }
+        memcpy(all + k * per, part, (size_t)per * sizeof *part);
+        free(part);
+        if (ps[k]->order < *first) *first = ps[k]->order;
+    }
+    t->data = all;
+    t->ndim = nd;
+    t->shape[0] = 3 * rows;
+    if (nd == 2) t->shape[1] = cols;
+    t->name = kc_strdup(canon);
+    return 0;
 }
 
 /* Builds w->t from the kept sources. */
@@ -330,6 +737,7 @@ static int assemble(loader *L)
         while (j < n_keep && !strcmp(keep[j]->canon, keep[i]->canon)) j++;
         const source *s = keep[i];
         kc_tensor *t = &w->t[w->n];
+        int64_t first = s->order;
         int ndim;
         const int64_t *shape;
         src_shape(s, &ndim, &shape);
@@ -350,50 +758,10 @@ static int assemble(loader *L)
             memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
             t->name = kc_strdup(s->canon);
             order[w->n++] = s->order;
-        } else { /* q, k, v of a Hugging Face layer: exactly one each, same shape, 1-D or 2-D */
-            if (j - i != 3 || keep[i]->part != 0 || keep[i + 1]->part != 1 || keep[i + 2]->part != 2) {
-                static const char *qkv[] = {"query", "key", "value"};
-                int have[3] = {0, 0, 0};
-                for (int k = i; k < j; k++) have[keep[k]->part]++;
-                for (int k = 0; k < 3; k++)
-                    if (have[k] != 1) {
-                        rc = kc_fail("%s: %s has %s attention.attention.%s part (Hugging Face names)", L->path, s->canon,
-                                     have[k] ? "a repeated" : "no", qkv[k]);
-                        break;
-                    }
-                break;
-            }
-            int nd[3];
-            const int64_t *sh[3];
-            for (int k = 0; k < 3; k++) src_shape(keep[i + k], &nd[k], &sh[k]);
-            if (nd[0] < 1 || nd[0] > 2 || nd[1] != nd[0] || nd[2] != nd[0] || memcmp(sh[0], sh[1], (size_t)nd[0] * 8) || memcmp(sh[0], sh[2], (size_t)nd[0] * 8)) {
-                rc = kc_fail("%s: query, key and value of %s differ in shape or are not 1-D/2-D", L->path, s->canon);
-                break;
-            }
-            int64_t rows = sh[0][0], cols = nd[0] == 2 ? sh[0][1] : 1, per = rows * cols;
-            float *all = kc_malloc((size_t)(per > 0 ? 3 * per : 1) * sizeof *all);
-            for (int k = 0; k < 3 && rc == 0; k++) {
-                float *part;
-                if (src_f32(L, keep[i + k], &part) < 0) {
-                    rc = -1;
-                    break;
-                }
-                memcpy(all + k * per, part, (size_t)per * sizeof *part);
-                free(part);
-            }
-            if (rc < 0) {
-                free(all);
-                break;
-            }
-            t->data = all;
-            t->ndim = nd[0];
-            t->shape[0] = 3 * rows;
-            if (nd[0] == 2) t->shape[1] = cols;
-            t->name = kc_strdup(s->canon);
-            int64_t first = keep[i]->order;
-            for (int k = i; k < j; k++)
-                if (keep[k]->order < first) first = keep[k]->order;
+        } else if ((rc = assemble_qkv(L, keep + i, j - i, t, &first)) == 0) {
             order[w->n++] = first;
+        } else {
+            break;
         }
         i = j;
     }
@@ -434,6 +802,7 @@ int weights_load(kc_weights *w, const char *path, const char *checkpoint_key)
 {
     memset(w, 0, sizeof *w);
     w->path = kc_strdup(path);
+    w->config_registers = -1;
     uint8_t *data = NULL;
     size_t size = 0;
     if (map_file(path, &data, &size) < 0) {
@@ -471,32 +840,24 @@ int weights_load(kc_weights *w, const char *path, const char *checkpoint_key)
     } else {
         rc = kc_fail("%s: neither a PyTorch .pth (zip) nor a safetensors file", path);
     }
-    /* classify names */
-    int n_dino = 0, n_hf = 0;
-    for (int i = 0; rc == 0 && i < L.n_src; i++) {
-        source *s = &L.src[i];
-        const char *name = strip_prefixes(s->raw);
-        s->order = i;
-        s->part = -1;
-        int c;
-        if (is_hf_name(name)) {
-            c = classify_hf(name, &s->canon, &s->part);
-            if (c == NAME_KEEP) n_hf++;
-        } else {
-            c = classify_dino(name);
-            if (c == NAME_KEEP) {
-                s->canon = kc_strdup(name);
-                n_dino++;
-            }
-        }
-        if (c == NAME_UNKNOWN) rc = kc_fail("%s: unknown tensor %s inside the backbone's names", path, s->raw);
-        else if (c == NAME_SKIP) add_skipped(w, s->raw);
+    /* names: the scheme, each name's verdict, DINOv2's chunks, the family */
+    int marks = 0, n_keep = 0;
+    if (rc == 0) {
+        find_scheme(&L);
+        rc = classify_all(&L, &marks);
     }
-    if (rc == 0 && n_dino && n_hf) rc = kc_fail("%s: mixes DINO/timm and Hugging Face tensor names", path);
-    w->hf_names = n_hf > 0;
-    if (rc == 0 && n_dino + n_hf == 0) rc = kc_fail("%s: no backbone tensors (cls_token, pos_embed, patch_embed.*, blocks.*, norm.*) found", path);
+    if (rc == 0) rc = check_chunks(&L);
+    for (int i = 0; rc == 0 && i < L.n_src; i++) n_keep += L.src[i].canon != NULL;
+    if (rc == 0 && n_keep == 0)
+        rc = kc_fail("%s: no backbone tensors (cls_token, pos_embed, patch_embed.*, blocks.*, norm.*, or their Hugging Face names) found", path);
+    if (rc == 0) {
+        set_family(w, L.scheme, marks);
+        w->hf_names = L.scheme != SCHEME_DINO;
+        rc = read_config(w, path);
+    }
     if (rc == 0) rc = assemble(&L);
-    if (rc == 0) rc = read_config(w, path);
+    if (rc == 0 && L.scheme == SCHEME_HF_DINOV3) rc = add_hf_periods(&L);
+    if (rc == 0) rc = check_config_registers(&L);
     for (int i = 0; i < L.n_src; i++) free(L.src[i].canon);
     free(L.src);
     if (L.is_pth) pth_close(&L.pth);
