@@ -1,11 +1,14 @@
-/* stages/kc-init.c — a randomly initialised ViT (DINO's initialisation) as a safetensors file.
+/* stages/kc-init.c — a randomly initialised ViT (DINO's, DINOv2's or DINOv3's initialisation) as a
+ * safetensors file.
  *
- *   kc-init --arch vit-s/16|vit-s/8|vit-b/16|vit-b/8|toy/16 --seed N --out FILE.safetensors
+ *   kc-init --arch vit-s/16|vit-s/8|vit-b/16|vit-b/8|toy/16|dinov2-s/14|dinov2-reg-s/14|dinov3-s/16
+ *           --seed N --out FILE.safetensors
  *
- * The tensors, their names and the initialisation are those of pipeline/model/vit_init.h; the same arch
- * and seed give the same bytes on every machine.  __metadata__ records arch, seed, the
- * initialisation, the keycut version and "format": "pt" (so the Python safetensors library's
- * load_file gives torch tensors).  The file is written to FILE.tmp and renamed.
+ * The tensors, their names (each family's official state-dict names) and the initialisation are those
+ * of pipeline/model/vit_init.h; the same arch and seed give the same bytes on every machine.
+ * __metadata__ records arch, seed, the initialisation, the keycut version and "format": "pt" (so the
+ * Python safetensors library's load_file gives torch tensors).  The file is written to FILE.tmp and
+ * renamed.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,14 +24,29 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: kc-init --arch ARCH --seed N --out FILE.safetensors\n"
                "\n"
-               "Writes a randomly initialised ViT with DINO/timm tensor names and the initialisation of\n"
-               "DINO's vision_transformer.py (truncated normal std 0.02 for linear weights, pos_embed and\n"
-               "cls_token; zero biases; LayerNorm 1 and 0; PyTorch's Conv2d default for patch_embed): the\n"
-               "'random weights' baseline.  The same ARCH and seed give the same bytes on every machine.\n"
-               "ARCH: %s (toy/16: width 64, 2 blocks, for tests).\n"
+               "Writes a randomly initialised ViT, the 'random weights' baseline of its family, with the\n"
+               "family's official tensor names and initialisation:\n"
+               "  vit-s/16 vit-s/8 vit-b/16 vit-b/8 toy/16  DINO's vision_transformer.py, DINO/timm names\n"
+               "      (truncated normal std 0.02 for linear weights, pos_embed and cls_token; zero biases;\n"
+               "      LayerNorm 1 and 0; PyTorch's Conv2d default for patch_embed); toy/16: width 64,\n"
+               "      2 blocks, for tests;\n"
+               "  dinov2-s/14 dinov2-reg-s/14  DINOv2 ViT-S/14 without / with 4 registers, as its training\n"
+               "      builds it (names of dinov2_vits14[_reg]_pretrain.pth: pos_embed 37x37 + 1,\n"
+               "      mask_token, register_tokens, ls1/ls2.gamma): linear weights and pos_embed truncated\n"
+               "      normal std 0.02, cls_token and registers normal std 1e-6, LayerScale 1e-5 (the\n"
+               "      training config's; the hub's 1.0 is overwritten by the released weights);\n"
+               "  dinov3-s/16  DINOv3 ViT-S/16 by its init_weights (names of dinov3_vits16_pretrain_*.pth:\n"
+               "      storage_tokens, rope_embed.periods, attn.qkv.bias_mask): linear weights truncated\n"
+               "      normal std 0.02, cls_token and 4 storage tokens normal std 0.02, RoPE periods\n"
+               "      100^(i/16) in fp32, k bias masked, LayerScale 1e-5.\n"
+               "pipeline/model/vit_init.h says which line of the official code gives each value.  The same\n"
+               "ARCH and seed give the same bytes on every machine; a tensor of the same name draws the\n"
+               "same numbers in every ARCH, so take other seeds for independent networks.\n"
+               "ARCH: %s.\n"
                "\n"
                "example:\n"
-               "  kc-init --arch vit-s/16 --seed 0 --out nets/random-s16.safetensors\n",
+               "  kc-init --arch vit-s/16 --seed 0 --out nets/random-s16.safetensors\n"
+               "  kc-init --arch dinov3-s/16 --seed 0 --out nets/random-dinov3-s16.safetensors\n",
             vit_init_names());
 }
 
@@ -82,8 +100,7 @@ int main(int argc, char **argv)
     snprintf(seed_str, sizeof seed_str, "%llu", seed);
     const char *meta[] = {"arch",   arch->name,
                           "seed",   seed_str,
-                          "init",   "dino-vision_transformer: trunc_normal std 0.02 in [-2, 2], zero biases, "
-                                    "LayerNorm 1/0, patch_embed Conv2d default; philox4x32-10 polar",
+                          "init",   vit_init_describe(arch),
                           "keycut_version", KC_VERSION,
                           "format", "pt"};
     if (st_write_f32(out, t, net.n, meta, 5) < 0) kc_die();

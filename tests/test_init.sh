@@ -5,11 +5,16 @@
 #     exit, nothing written;
 #   - the files load in kc-extract like any network: a forward on a small image, toy/16 and the
 #     full-size ViT-S/16;
+#   - DINOv2 / DINOv3 archs: --help and the unknown-arch message list them; dinov3-s/16 writes its
+#     family's init line and the official names and shapes (cls_token, storage_tokens, mask_token,
+#     rope_embed.periods, blocks.i.attn.qkv.bias_mask, ls gammas, no pos_embed) in the header;
 #   - a supervised timm-named .pth (toy backbone + head.weight (1000, 64) / head.bias + final norm,
 #     written by torch at test time; SKIP without torch) loads as is, the head skipped and listed,
 #     and gives exactly the keys of the same backbone without the head;
-#   - KC_FULL=1: tests/ref/init_ref.py recomputes the ViT-S/16 file with NumPy (bytes identical) and
-#     compares the distribution with torch's trunc_normal_ and Conv2d default (KS tests).
+#   - KC_FULL=1: tests/ref/init_ref.py recomputes the ViT-S/16, dinov2-s/14, dinov2-reg-s/14 and
+#     dinov3-s/16 files with NumPy (bytes identical) and compares them with torch's init functions
+#     (KS tests for the random tensors; LayerNorm, LayerScale, mask_token, RoPE periods and
+#     qkv.bias_mask bit-identical to what the official formulas give in torch).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 T=$(tmpdir init_cli)
 export KC_QUIET=1
@@ -36,6 +41,32 @@ expect_fail "no --out" "kc-init: error: need --arch, --seed and --out" "$BUILD/k
 touch "$T/file"
 expect_fail "folder is a file" "kc-init: error: .*file" "$BUILD/kc-init" --arch toy/16 --seed 0 --out "$T/file/x.safetensors"
 ls "$T"/x.safetensors* >/dev/null 2>&1 && bad "a failed kc-init left $(ls "$T"/x.safetensors*)" || ok
+
+# 2b. the DINOv2 / DINOv3 architectures
+"$BUILD/kc-init" --help > "$T/help.txt" && ok || bad "kc-init --help failed"
+for a in dinov2-s/14 dinov2-reg-s/14 dinov3-s/16; do
+  grep -q "ARCH: .*$a" "$T/help.txt" && ok || bad "--help does not list $a"
+done
+expect_fail "unknown arch lists dinov3" "kc-init: error: --arch 'dinov3-s/14': unknown architecture \(known: .*dinov2-s/14, dinov2-reg-s/14, dinov3-s/16\)" \
+  "$BUILD/kc-init" --arch dinov3-s/14 --seed 0 --out "$T/x.safetensors"
+if "$BUILD/kc-init" --arch dinov3-s/16 --seed 0 --out "$T/d3.safetensors"; then
+  ok
+  hl=$(od -An -tu8 -N8 "$T/d3.safetensors" | tr -d ' ')
+  head -c $((8 + hl)) "$T/d3.safetensors" | tail -c "$hl" > "$T/d3.header"
+  grep -q '^{"__metadata__":{"arch":"dinov3-s/16","format":"pt","init":"dinov3-vision_transformer init_weights' "$T/d3.header" && ok \
+    || bad "dinov3-s/16: header does not start with its metadata: $(head -c 120 "$T/d3.header")"
+  for want in '"cls_token":{"dtype":"F32","shape":[1,1,384]' '"storage_tokens":{"dtype":"F32","shape":[1,4,384]' \
+              '"mask_token":{"dtype":"F32","shape":[1,384]' '"rope_embed.periods":{"dtype":"F32","shape":[16]' \
+              '"patch_embed.proj.weight":{"dtype":"F32","shape":[384,3,16,16]' \
+              '"blocks.11.attn.qkv.bias_mask":{"dtype":"F32","shape":[1152]' '"blocks.0.ls1.gamma":{"dtype":"F32","shape":[384]'; do
+    grep -qF "$want" "$T/d3.header" && ok || bad "dinov3-s/16 header lacks $want"
+  done
+  n=$(grep -o '"data_offsets"' "$T/d3.header" | wc -l)
+  [ "$n" = 188 ] && ok || bad "dinov3-s/16: $n tensors, the released dinov3_vits16 file has 188"
+  grep -q '"pos_embed"\|"register_tokens"' "$T/d3.header" && bad "dinov3-s/16 has a pos_embed or register_tokens" || ok
+else
+  bad "kc-init dinov3-s/16 failed"
+fi
 
 # 3. a forward in kc-extract: toy/16 and the full-size ViT-S/16
 if "$BUILD/kc-extract" --weights "$T/a.safetensors" --dataset "list:$T/list.txt" --policy native16 --features keys,tokens \
@@ -87,13 +118,19 @@ PY
   fi
 fi
 
-# 5. full check: NumPy recomputes the ViT-S/16 file; distribution against torch
+# 5. full check: NumPy recomputes the ViT-S/16 file and the DINOv2 / DINOv3 ones; comparison with torch
 if [ "${KC_FULL:-}" = 1 ]; then
   if ! need "tests/ref/init_ref.py check" py:numpy; then :
-  elif /usr/bin/python3 tests/ref/init_ref.py check "$T/s16.safetensors" > "$T/ref.log" 2>&1; then ok; cat "$T/ref.log"
-  else bad "init_ref.py check: $(tail -n 3 "$T/ref.log")"; fi
+  else
+    "$BUILD/kc-init" --arch dinov2-s/14 --seed 0 --out "$T/d2.safetensors" && ok || bad "kc-init dinov2-s/14 failed"
+    "$BUILD/kc-init" --arch dinov2-reg-s/14 --seed 5 --out "$T/d2r.safetensors" && ok || bad "kc-init dinov2-reg-s/14 failed"
+    for f in s16 d2 d2r d3; do
+      if /usr/bin/python3 tests/ref/init_ref.py check "$T/$f.safetensors" > "$T/ref.log" 2>&1; then ok; cat "$T/ref.log"
+      else bad "init_ref.py check $f: $(tail -n 3 "$T/ref.log")"; fi
+    done
+  fi
 else
-  skip "NumPy recomputation of the ViT-S/16 file and KS tests against torch: KC_FULL=1 (make check-full)"
+  skip "NumPy recomputation of the ViT-S/16, DINOv2 and DINOv3 files and comparisons with torch: KC_FULL=1 (make check-full)"
 fi
 rm -rf "$T"
 done_tests

@@ -1,4 +1,5 @@
-/* pipeline/model/vit_init.c — DINO's ViT initialisation from a counter-based generator (see vit_init.h). */
+/* pipeline/model/vit_init.c — DINO's, DINOv2's and DINOv3's ViT initialisation from a counter-based
+ * generator (see vit_init.h for the values and where each comes from). */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #endif
@@ -10,11 +11,23 @@
 
 #include "pipeline/kc.h"
 
+#define DINO_ARCH(n, d, h, p, g)                                                                                      \
+    {.name = n, .family = VIT_FAMILY_DINO, .dim = d, .depth = 12, .heads = h, .patch = p, .mlp = 4 * d, .grid = g}
 static const vit_arch archs[] = {
-    {"vit-s/16", 384, 12, 16, 1536, 14}, {"vit-s/8", 384, 12, 8, 1536, 28},
-    {"vit-b/16", 768, 12, 16, 3072, 14}, {"vit-b/8", 768, 12, 8, 3072, 28},
-    {"toy/16", 64, 2, 16, 256, 4},
+    DINO_ARCH("vit-s/16", 384, 6, 16, 14), DINO_ARCH("vit-s/8", 384, 6, 8, 28),
+    DINO_ARCH("vit-b/16", 768, 12, 16, 14), DINO_ARCH("vit-b/8", 768, 12, 8, 28),
+    {.name = "toy/16", .family = VIT_FAMILY_DINO, .dim = 64, .depth = 2, .heads = 1, .patch = 16, .mlp = 256,
+     .grid = 4},
+    /* dinov2_vits14 / dinov2_vits14_reg: img_size 518 / patch 14 = a 37x37 pos_embed grid */
+    {.name = "dinov2-s/14", .family = VIT_FAMILY_DINOV2, .dim = 384, .depth = 12, .heads = 6, .patch = 14, .mlp = 1536,
+     .grid = 37},
+    {.name = "dinov2-reg-s/14", .family = VIT_FAMILY_DINOV2, .dim = 384, .depth = 12, .heads = 6, .patch = 14,
+     .mlp = 1536, .grid = 37, .n_reg = 4},
+    /* dinov3_vits16: RoPE (no pos_embed), 4 storage tokens */
+    {.name = "dinov3-s/16", .family = VIT_FAMILY_DINOV3, .dim = 384, .depth = 12, .heads = 6, .patch = 16, .mlp = 1536,
+     .n_reg = 4},
 };
+#undef DINO_ARCH
 
 const vit_arch *vit_init_find(const char *name)
 {
@@ -23,7 +36,28 @@ const vit_arch *vit_init_find(const char *name)
     return NULL;
 }
 
-const char *vit_init_names(void) { return "vit-s/16, vit-s/8, vit-b/16, vit-b/8, toy/16"; }
+const char *vit_init_names(void)
+{
+    return "vit-s/16, vit-s/8, vit-b/16, vit-b/8, toy/16, dinov2-s/14, dinov2-reg-s/14, dinov3-s/16";
+}
+
+const char *vit_init_describe(const vit_arch *a)
+{
+    switch (a->family) {
+    case VIT_FAMILY_DINOV2:
+        return "dinov2-vision_transformer (training init): trunc_normal std 0.02 in [-2, 2] for linear weights and "
+               "pos_embed, zero biases, cls_token and register_tokens normal std 1e-6, mask_token 0, LayerNorm 1/0, "
+               "LayerScale 1e-5 (ssl_default_config layerscale), patch_embed Conv2d default; philox4x32-10 polar";
+    case VIT_FAMILY_DINOV3:
+        return "dinov3-vision_transformer init_weights: trunc_normal std 0.02 in [-2, 2] for linear weights, zero "
+               "biases, qkv.bias_mask 1/0/1, cls_token and storage_tokens normal std 0.02, mask_token 0, "
+               "rope_embed.periods 100^(i/16) fp32, LayerNorm 1/0, LayerScale 1e-5, patch_embed uniform "
+               "1/sqrt(fan_in); philox4x32-10 polar";
+    case VIT_FAMILY_DINO: break;
+    }
+    return "dino-vision_transformer: trunc_normal std 0.02 in [-2, 2], zero biases, LayerNorm 1/0, patch_embed Conv2d "
+           "default; philox4x32-10 polar";
+}
 
 /* ---- Philox4x32-10 ---------------------------------------------------------------------------- */
 
@@ -135,11 +169,22 @@ void vit_init_build(vit_init_net *net, const vit_arch *a, uint64_t seed)
     memset(net, 0, sizeof *net);
     net->arch = a;
     net->seed = seed;
-    net->t = kc_calloc((size_t)(7 + 12 * a->depth), sizeof *net->t);
-    const int64_t D = a->dim, H = a->mlp, P = a->patch, G = a->grid;
+    net->t = kc_calloc((size_t)(8 + 15 * a->depth), sizeof *net->t);
+    const int64_t D = a->dim, H = a->mlp, P = a->patch, G = a->grid, R = a->n_reg;
     const double std = 0.02, bound = 1.0 / sqrt((double)(3 * P * P));
-    add(net, INIT_TRUNC_NORMAL, std, 3, (int64_t[]){1, 1, D}, "cls_token", -1, NULL);
-    add(net, INIT_TRUNC_NORMAL, std, 3, (int64_t[]){1, 1 + G * G, D}, "pos_embed", -1, NULL);
+    const vit_family fam = a->family;
+    /* the embeddings (vit_init.h says which official line gives each value): DINO's cls_token is
+     * trunc_normal_, DINOv2's and DINOv3's normal_ (std 1e-6 and 0.02), their prefix tokens likewise */
+    const double cls_std = fam == VIT_FAMILY_DINOV2 ? 1e-6 : std;
+    const init_kind cls_kind = fam == VIT_FAMILY_DINO ? INIT_TRUNC_NORMAL : INIT_NORMAL;
+    add(net, cls_kind, cls_std, 3, (int64_t[]){1, 1, D}, "cls_token", -1, NULL);
+    if (G > 0) add(net, INIT_TRUNC_NORMAL, std, 3, (int64_t[]){1, 1 + G * G, D}, "pos_embed", -1, NULL);
+    if (fam != VIT_FAMILY_DINO) add(net, INIT_ZEROS, 0, 2, (int64_t[]){1, D}, "mask_token", -1, NULL);
+    if (R > 0)
+        add(net, INIT_NORMAL, cls_std, 3, (int64_t[]){1, R, D},
+            fam == VIT_FAMILY_DINOV3 ? "storage_tokens" : "register_tokens", -1, NULL);
+    if (fam == VIT_FAMILY_DINOV3)
+        add(net, INIT_ROPE_PERIODS, 100.0, 1, (int64_t[]){D / a->heads / 4}, "rope_embed.periods", -1, NULL);
     add(net, INIT_UNIFORM, bound, 4, (int64_t[]){D, 3, P, P}, "patch_embed.proj.weight", -1, NULL);
     add(net, INIT_UNIFORM, bound, 1, (int64_t[]){D}, "patch_embed.proj.bias", -1, NULL);
     for (int b = 0; b < a->depth; b++) {
@@ -148,6 +193,8 @@ void vit_init_build(vit_init_net *net, const vit_arch *a, uint64_t seed)
         add(net, INIT_ZEROS, 0, 1, (int64_t[]){D}, f, b, "norm1.bias");
         add(net, INIT_TRUNC_NORMAL, std, 2, (int64_t[]){3 * D, D}, f, b, "attn.qkv.weight");
         add(net, INIT_ZEROS, 0, 1, (int64_t[]){3 * D}, f, b, "attn.qkv.bias");
+        if (fam == VIT_FAMILY_DINOV3)
+            add(net, INIT_K_BIAS_MASK, 0, 1, (int64_t[]){3 * D}, f, b, "attn.qkv.bias_mask");
         add(net, INIT_TRUNC_NORMAL, std, 2, (int64_t[]){D, D}, f, b, "attn.proj.weight");
         add(net, INIT_ZEROS, 0, 1, (int64_t[]){D}, f, b, "attn.proj.bias");
         add(net, INIT_ONES, 0, 1, (int64_t[]){D}, f, b, "norm2.weight");
@@ -156,6 +203,10 @@ void vit_init_build(vit_init_net *net, const vit_arch *a, uint64_t seed)
         add(net, INIT_ZEROS, 0, 1, (int64_t[]){H}, f, b, "mlp.fc1.bias");
         add(net, INIT_TRUNC_NORMAL, std, 2, (int64_t[]){D, H}, f, b, "mlp.fc2.weight");
         add(net, INIT_ZEROS, 0, 1, (int64_t[]){D}, f, b, "mlp.fc2.bias");
+        if (fam != VIT_FAMILY_DINO) { /* LayerScale: 1e-5 in both families' training */
+            add(net, INIT_CONST, 1e-5, 1, (int64_t[]){D}, f, b, "ls1.gamma");
+            add(net, INIT_CONST, 1e-5, 1, (int64_t[]){D}, f, b, "ls2.gamma");
+        }
     }
     add(net, INIT_ONES, 0, 1, (int64_t[]){D}, "norm.weight", -1, NULL);
     add(net, INIT_ZEROS, 0, 1, (int64_t[]){D}, "norm.bias", -1, NULL);
@@ -179,6 +230,19 @@ void vit_init_fill(init_tensor *t, uint64_t seed)
     case INIT_UNIFORM:
 #pragma omp parallel for schedule(static) if (n > 65536)
         for (int64_t i = 0; i < n; i++) x[i] = (float)(t->scale * init_uniform(seed, h, (uint32_t)i));
+        break;
+    case INIT_CONST:
+        for (int64_t i = 0; i < n; i++) x[i] = (float)t->scale;
+        break;
+    case INIT_ROPE_PERIODS: /* base ** (2 * arange(n) / (2 n)), i / n exact in double */
+        for (int64_t i = 0; i < n; i++) x[i] = (float)pow(t->scale, (double)i / (double)n);
+        break;
+    case INIT_K_BIAS_MASK: /* fill 1, then [o // 3, 2 o // 3) 0 */
+        for (int64_t i = 0; i < n; i++) x[i] = i >= n / 3 && i < 2 * n / 3 ? 0.0f : 1.0f;
+        break;
+    case INIT_NORMAL:
+#pragma omp parallel for schedule(static) if (n > 65536)
+        for (int64_t i = 0; i < n; i++) x[i] = (float)(t->scale * init_normal(seed, h, (uint32_t)i));
         break;
     case INIT_TRUNC_NORMAL:
 #pragma omp parallel for schedule(static) if (n > 65536)
