@@ -35,10 +35,11 @@ cases.txt, one case per line, fields separated by spaces:
   or attn: the output of a wrong formula (LABEL) that keycut's output must be further than the
   tolerance from.  Tolerance: max |keycut - expected| <= 2e-6 * max |expected| per output, the
   rule README.md states for DINO's paths against PyTorch.  For scale: PyTorch's own float32
-  forward of the same networks is 2.4e-7 to 5.6e-7 of max from these references on the tiny cases
-  ("tiny" prints it per case) and 4.6e-7 to 8.8e-7 on the full-size ones at 224; every wrong
-  formula is at least 10 tolerances away (the script refuses to write a case otherwise; the eps
-  ones, the closest, are 29x to 43x).
+  forwards of the same networks (this forward in float32, and forward_f32, written the other way
+  round) are 2.4e-7 to 5.6e-7 of max from these references on the tiny cases ("tiny" prints it
+  per case and refuses to write the data if forward_f32 is beyond the tolerance) and 5e-7 to
+  8.9e-7 on the full-size ones at 224; every wrong formula is at least 10 tolerances away (the
+  script refuses to write a case otherwise; the eps ones, the closest, are 29x to 43x).
 
 The network, written from the official code's formulas (not its code) in float64, except where
 the official model itself computes in float32 on purpose (the position-embedding resampling
@@ -91,7 +92,6 @@ import os
 import struct
 import sys
 import time
-import zipfile
 from collections import OrderedDict
 
 import numpy as np
@@ -637,6 +637,12 @@ def tiny(out):
             name = "%s_%s" % (fam, tag)
             ref = forward(P, s, img)
             fp32 = forward(P, s, img, dtype=torch.float32)
+            # the second implementation agrees within its float32 rounding
+            for kind, alt in (("keys", forward_f32(P, s, img, True)), ("tokens", forward_f32(P, s, img, False))):
+                d = rel(alt.numpy(), ref[kind])
+                w.report.append("%-16s forward_f32 %s vs this reference: %.2g of max" % (name, kind, d))
+                if d > TOL:
+                    raise SystemExit("%s: the two implementations differ: %s %.3g of max" % (name, kind, d))
             checks = [("attn", "renorm", ref["attn_renorm"])]
             if fam != "dinov3" and tag != "sq":  # the other position rules
                 for mode in ("dino", "hf", "aa"):
@@ -781,63 +787,66 @@ def weights_only(out):
 
 # ---- speed -------------------------------------------------------------------------------------
 
+def forward_f32(P, s, chw, keys_only):
+    """A second forward, float32, written the other way round (torch's layer_norm, the qkv split by
+    reshape / permute as the official Attention does, q scaled before the product): keys (G, D)
+    when keys_only (only the work keycut does for keys), else the tokens (G, D).  Used to time
+    PyTorch ("bench") and, on the tiny cases, as a check of the reference itself."""
+    D, hd, heads, p = s.dim, s.hd, s.heads, s.patch
+    gh, gw = chw.shape[1] // p, chw.shape[2] // p
+    T = {k: v.float() for k, v in P.items()}
+    x = F.conv2d(chw[None], T["patch_embed.proj.weight"], T["patch_embed.proj.bias"], stride=p)
+    x = x[0].flatten(1).transpose(0, 1)
+    if s.family == "dinov3":
+        sin, cos = rope_tables(T["rope_embed.periods"], gh, gw)
+        cls = T["cls_token"][0]
+    else:
+        square = gh * gw == s.n * s.n and gh == gw
+        x = x + (T["pos_embed"][0, 1:] if square else resample_pos(T["pos_embed"][0, 1:], s.n, gh, gw, s.default_pos()))
+        cls = T["cls_token"][0] + T["pos_embed"][0, :1]
+    regs = T.get("register_tokens", T.get("storage_tokens", torch.zeros(1, 0, D)))[0]
+    x = torch.cat([cls, regs, x], 0)
+    N, Pn = x.shape[0], x.shape[0] - gh * gw
+    for b in range(s.depth):
+        q_ = "blocks.%d." % b
+        h = F.layer_norm(x, (D,), T[q_ + "norm1.weight"], T[q_ + "norm1.bias"], s.default_eps())
+        bias = T[q_ + "attn.qkv.bias"]
+        if s.family == "dinov3":
+            bias = bias * T[q_ + "attn.qkv.bias_mask"]
+        if keys_only and b == s.depth - 1:
+            k = F.linear(h, T[q_ + "attn.qkv.weight"][D:2 * D], bias[D:2 * D])
+            if s.family == "dinov3":
+                k = k.reshape(N, heads, hd).transpose(0, 1)
+                k = torch.cat([k[:, :Pn], rotate(k[:, Pn:], sin, cos)], 1).transpose(0, 1).reshape(N, D)
+            return k[Pn:]
+        qkv = F.linear(h, T[q_ + "attn.qkv.weight"], bias)
+        q, k, v = qkv.reshape(N, 3, heads, hd).permute(1, 2, 0, 3)
+        if s.family == "dinov3":
+            q = torch.cat([q[:, :Pn], rotate(q[:, Pn:], sin, cos)], 1)
+            k = torch.cat([k[:, :Pn], rotate(k[:, Pn:], sin, cos)], 1)
+        a = torch.softmax((q * hd ** -0.5) @ k.transpose(1, 2), dim=-1)
+        o = (a @ v).transpose(0, 1).reshape(N, D)
+        x = x + T[q_ + "ls1.gamma"] * F.linear(o, T[q_ + "attn.proj.weight"], T[q_ + "attn.proj.bias"])
+        h = F.layer_norm(x, (D,), T[q_ + "norm2.weight"], T[q_ + "norm2.bias"], s.default_eps())
+        h = F.gelu(F.linear(h, T[q_ + "mlp.fc1.weight"], T[q_ + "mlp.fc1.bias"]))
+        x = x + T[q_ + "ls2.gamma"] * F.linear(h, T[q_ + "mlp.fc2.weight"], T[q_ + "mlp.fc2.bias"])
+    return F.layer_norm(x, (D,), T["norm.weight"], T["norm.bias"], s.default_eps())[Pn:]
+
+
 def bench(fam, size=0, images=5):
-    """PyTorch float32 on 2 threads, the same formulas as the reference (torch 1.13 has no fused
-    attention on the CPU: products and softmax as the official DINOv2 Attention does)."""
+    """PyTorch float32 on 2 threads (forward_f32: torch 1.13 has no fused attention on the CPU,
+    products and softmax as the official DINOv2 Attention does)."""
     torch.set_num_threads(2)
     s, P = full_network(fam)
     size = size or s.patch * math.ceil(480 / s.patch)
     img = normalise(random_image(5, size, size))
-    g = size // s.patch
-    D, hd, heads = s.dim, s.hd, s.heads
-    T = {k: v.float() for k, v in P.items()}
-    pos = None
-    if fam != "dinov3":
-        pos = resample_pos(T["pos_embed"][0, 1:], s.n, g, g, s.default_pos()) if g != s.n else T["pos_embed"][0, 1:]
-    else:
-        sin, cos = rope_tables(T["rope_embed.periods"], g, g)
-
-    def run(keys_only):
-        x = F.conv2d(img[None], T["patch_embed.proj.weight"], T["patch_embed.proj.bias"], stride=s.patch)
-        x = x[0].flatten(1).transpose(0, 1)
-        if fam == "dinov3":
-            cls = T["cls_token"][0]
-        else:
-            x = x + pos
-            cls = T["cls_token"][0] + T["pos_embed"][0, :1]
-        regs = T.get("register_tokens", T.get("storage_tokens", torch.zeros(1, 0, D)))[0]
-        x = torch.cat([cls, regs, x], 0)
-        N, Pn = x.shape[0], x.shape[0] - g * g
-        for b in range(s.depth):
-            q_ = "blocks.%d." % b
-            h = F.layer_norm(x, (D,), T[q_ + "norm1.weight"], T[q_ + "norm1.bias"], s.default_eps())
-            bias = T[q_ + "attn.qkv.bias"] * T[q_ + "attn.qkv.bias_mask"] if fam == "dinov3" else T[q_ + "attn.qkv.bias"]
-            if keys_only and b == s.depth - 1:
-                k = F.linear(h, T[q_ + "attn.qkv.weight"][D:2 * D], bias[D:2 * D])
-                if fam == "dinov3":
-                    k = k.reshape(N, heads, hd).transpose(0, 1)
-                    k = torch.cat([k[:, :Pn], rotate(k[:, Pn:], sin, cos)], 1)
-                return k
-            qkv = F.linear(h, T[q_ + "attn.qkv.weight"], bias)
-            q, k, v = qkv.reshape(N, 3, heads, hd).permute(1, 2, 0, 3)
-            if fam == "dinov3":
-                q = torch.cat([q[:, :Pn], rotate(q[:, Pn:], sin, cos)], 1)
-                k = torch.cat([k[:, :Pn], rotate(k[:, Pn:], sin, cos)], 1)
-            a = torch.softmax((q * hd ** -0.5) @ k.transpose(1, 2), dim=-1)
-            o = (a @ v).transpose(0, 1).reshape(N, D)
-            x = x + T[q_ + "ls1.gamma"] * F.linear(o, T[q_ + "attn.proj.weight"], T[q_ + "attn.proj.bias"])
-            h = F.layer_norm(x, (D,), T[q_ + "norm2.weight"], T[q_ + "norm2.bias"], s.default_eps())
-            h = F.gelu(F.linear(h, T[q_ + "mlp.fc1.weight"], T[q_ + "mlp.fc1.bias"]))
-            x = x + T[q_ + "ls2.gamma"] * F.linear(h, T[q_ + "mlp.fc2.weight"], T[q_ + "mlp.fc2.bias"])
-        return F.layer_norm(x, (D,), T["norm.weight"], T["norm.bias"], s.default_eps())
-
     with torch.no_grad():
         for kind, keys_only in (("keys", True), ("tokens", False)):
-            run(keys_only)
+            forward_f32(P, s, img, keys_only)
             times = []
             for _ in range(images):
                 t0 = time.perf_counter()
-                run(keys_only)
+                forward_f32(P, s, img, keys_only)
                 times.append(time.perf_counter() - t0)
             mean = sum(times) / len(times)
             print("pytorch %s %s %dx%d (%s, %d threads): %.1f ms/image mean, %.1f ms best, %.2f images/s" % (
