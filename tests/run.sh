@@ -58,7 +58,7 @@ for t in tests/test_*.sh; do
 done
 # the order tests start and are printed in: the programs (seconds), the slow scripts slowest
 # first (so that no long one is left alone at the end), the other scripts
-slow=(test_walk.sh test_parity_real.sh test_pipeline.sh test_determinism.sh test_vit_full.sh test_storage.sh test_kill.sh test_bad.sh test_attn_real.sh test_shard.sh)
+slow=(test_walk.sh test_parity_real.sh test_pipeline.sh test_determinism.sh test_vit_full.sh test_dino23_full.sh test_storage.sh test_kill.sh test_bad.sh test_attn_real.sh test_shard.sh)
 order=()
 for i in "${!names[@]}"; do [[ ${names[$i]} == *.sh ]] || order+=("$i"); done
 for n in "${slow[@]}"; do for i in "${!names[@]}"; do [ "${names[$i]}" = "$n" ] && order+=("$i"); done; done
