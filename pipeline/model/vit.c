@@ -581,34 +581,42 @@ static void cubic_taps(int n, int g, int hf, int dst, int idx[4], float wt[4])
     }
 }
 
-/* Keys' cubic with a = -0.5: the kernel of PyTorch's antialiased bicubic resampling. */
-static double keys_cubic(double z)
+/* Keys' cubic with a = -0.5, in float: the kernel of PyTorch's antialiased bicubic resampling. */
+static float keys_cubic(float z)
 {
-    const double a = -0.5;
-    z = fabs(z);
-    if (z < 1) return ((a + 2) * z - (a + 3)) * z * z + 1;
-    if (z < 2) return (((z - 5) * z + 8) * z - 4) * a;
-    return 0;
+    const float a = -0.5f;
+    z = fabsf(z);
+    if (z < 1.0f) return cubic1(z, a);
+    if (z < 2.0f) return cubic2(z, a);
+    return 0.0f;
 }
 
-/* Weights (g, n), dense, of the antialiased bicubic resampling of n samples to g along one axis:
- * scale s = n / g; support 2 s when reducing (s >= 1), else 2; output i centred on c = s (i + 0.5);
- * taps j from max(int(c - support + 0.5), 0) to min(int(c + support + 0.5), n) - 1 with weights
- * K((j - c + 0.5) / max(s, 1)) normalised to sum 1.  No clamping: the taps stop at the edges. */
+/* Weights (g, n), dense, of the antialiased bicubic resampling of n samples to g along one axis,
+ * in PyTorch's float arithmetic (UpSampleKernel.cpp, its _compute_weights_aa for float input):
+ * scale s = float(n) / g; support 2 s when reducing (s >= 1), else 2; inv = 1 / s (s >= 1) or 1;
+ * output i centred on c = float(s (i + 0.5)); taps j from max(int(c - support + 0.5), 0) to
+ * min(int(c + support + 0.5), n) - 1 with weights K(float((j - c + 0.5) inv)) divided by their float
+ * sum.  No clamping: the taps stop at the edges.  (In double the weights differ by up to 2e-6 at
+ * 37 -> 35, enough to show in the keys at the 2e-6 tolerance.) */
 static void aa_weights(int n, int g, float *wt)
 {
-    const double scale = (double)((float)n / (float)g);
-    const double support = scale >= 1 ? 2 * scale : 2, inv = scale >= 1 ? 1 / scale : 1;
+    const float scale = (float)n / (float)g;
+    const float support = scale >= 1.0f ? (float)(2.0 * scale) : 2.0f;
+    const float inv = scale >= 1.0f ? (float)(1.0 / scale) : 1.0f;
     for (int i = 0; i < g; i++) {
         float *row = wt + (size_t)i * n;
         memset(row, 0, (size_t)n * sizeof *row);
-        const double c = scale * (i + 0.5);
-        int j0 = (int)(c - support + 0.5), j1 = (int)(c + support + 0.5);
+        const float c = (float)(scale * (i + 0.5));
+        int j0 = (int)((double)(c - support) + 0.5), j1 = (int)((double)(c + support) + 0.5);
         if (j0 < 0) j0 = 0;
         if (j1 > n) j1 = n;
-        double total = 0;
-        for (int j = j0; j < j1; j++) total += keys_cubic((j - c + 0.5) * inv);
-        for (int j = j0; j < j1; j++) row[j] = (float)(total != 0 ? keys_cubic((j - c + 0.5) * inv) / total : 0);
+        float total = 0;
+        for (int j = j0; j < j1; j++) {
+            row[j] = keys_cubic((float)(((double)((float)j - c) + 0.5) * inv));
+            total += row[j];
+        }
+        if (total != 0.0f)
+            for (int j = j0; j < j1; j++) row[j] /= total;
     }
 }
 
