@@ -146,35 +146,31 @@ else
   echo "pytorch: not importable with /usr/bin/python3 (make deps-ref); skipped"
 fi
 
-# DINOv2, DINOv2 with registers and DINOv3 ViT-S (issue 29): keycut (tests/bench_dino23, the forward in
-# process) on the hub .pth files tests/ref/dino23_ref.py writes (seeded random weights, kept under
-# $BUILD/bench-data/dino23), keys and tokens at each family's 480 policy (490x490 for patch 14), its
-# fraction of the measured peak beside DINO's keys480, and PyTorch on the same formulas (float32,
-# 2 threads: dino23_ref.py bench).  The weights are made by PyTorch: skipped without it.
-if [ $have_torch -eq 1 ] && [ -x "$BUILD/tests/bench_dino23" ]; then
-  wd=$BUILD/bench-data/dino23
-  if [ ! -f "$wd/dinov3.pth" ] || [ tests/ref/dino23_ref.py -nt "$wd/dinov3.pth" ]; then
-    /usr/bin/python3 tests/ref/dino23_ref.py weights "$wd" >/dev/null
-  fi
-  echo "-- DINOv2 / DINOv3 ViT-S at the 480 policy (DINO ViT-S/16 keys480: $(cat "$tmp/peak_keys480" 2>/dev/null || echo ?) % of the measured peak)"
-  for fam in dinov2 dinov2_reg dinov3; do
-    for kind in keys tokens; do
-      flag=; [ $kind = tokens ] && flag=--tokens
-      if out=$(OMP_NUM_THREADS=$THREADS "$BUILD/tests/bench_dino23" --weights "$wd/$fam.pth" --images "$IMAGES" $flag 2>&1); then
-        ms=$(best_of <<<"$out"); gf=$(sed -n 's/^keycut forward GFLOP: \([0-9.]*\).*/\1/p' <<<"$out")
-        size=$(sed -n 's/^input: \([0-9x]*\),.*/\1/p' <<<"$out")
-        awk -v f="$fam" -v k="$kind" -v s="$size" -v ms="$ms" -v gf="$gf" -v pk="${peak:-0}" 'BEGIN{
-          printf("keycut %s %s %s: %.1f ms best, %.1f GFLOP/s", f, k, s, ms, gf / (ms / 1e3));
-          if (pk > 0) printf(", %.0f %% of the measured peak", 100 * gf / (ms / 1e3) / pk); printf("\n") }'
-      else
-        echo "keycut $fam $kind: $(tail -n 1 <<<"$out")"
-      fi
-    done
-    OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 tests/ref/dino23_ref.py bench "$fam" 0 "$IMAGES"
+# DINOv2, DINOv2 with registers and DINOv3 ViT-S (issue 29): keycut's forward (bench_vit --family: the
+# same seeded network with LayerScale, registers, RoPE and the masked key bias added) on keys and tokens
+# at each family's 480 policy (490x490 for patch 14), its fraction of the measured peak beside DINO's
+# keys480, and PyTorch on the same formulas (float32, 2 threads: tests/ref/dino23_ref.py bench; skipped
+# without it).
+echo "-- DINOv2 / DINOv3 ViT-S at the 480 policy (DINO ViT-S/16 keys480: $(cat "$tmp/peak_keys480" 2>/dev/null || echo ?) % of the measured peak)"
+for fam in dinov2 dinov2-reg dinov3; do
+  size=480; [ "${fam#dinov2}" != "$fam" ] && size=490
+  for kind in keys tokens; do
+    flag=; [ $kind = tokens ] && flag=--tokens
+    if out=$(OMP_NUM_THREADS=$THREADS "$BUILD/tests/bench_vit" --family "$fam" --size $size --images "$IMAGES" $flag 2>&1); then
+      ms=$(best_of <<<"$out"); gf=$(sed -n 's/^keycut forward GFLOP: \([0-9.]*\).*/\1/p' <<<"$out")
+      awk -v f="$fam" -v k="$kind" -v s="${size}x$size" -v ms="$ms" -v gf="$gf" -v pk="${peak:-0}" 'BEGIN{
+        printf("keycut %s %s %s: %.1f ms best, %.1f GFLOP/s", f, k, s, ms, gf / (ms / 1e3));
+        if (pk > 0) printf(", %.0f %% of the measured peak", 100 * gf / (ms / 1e3) / pk); printf("\n") }'
+    else
+      echo "keycut $fam $kind: $(tail -n 1 <<<"$out")"
+    fi
   done
-else
-  echo "-- DINOv2 / DINOv3: PyTorch (make deps-ref) or $BUILD/tests/bench_dino23 missing; skipped"
-fi
+  if [ $have_torch -eq 1 ]; then
+    OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 tests/ref/dino23_ref.py bench "${fam/-/_}" 0 "$IMAGES"
+  else
+    echo "pytorch $fam: not importable with /usr/bin/python3 (make deps-ref); skipped"
+  fi
+done
 
 echo "-- keycut keys480 again (the machine may be shared; compare the best figures):"
 again=$(OMP_NUM_THREADS=$THREADS "$BUILD/tests/bench_vit" --images "$IMAGES" | grep -E '^keycut forward:')
