@@ -1,5 +1,7 @@
-/* tests/test_resize.c — Pillow 9.4 Lanczos and OpenCV 4.6 bilinear resampling, and the three
- * preprocessing policies, against references written by tests/ref/image_refs.py.
+/* tests/test_resize.c — Pillow 9.4 Lanczos and OpenCV 4.6 bilinear resampling, and the
+ * preprocessing policies, against references written by tests/ref/image_refs.py (patch 16) and
+ * tests/ref/policy_refs.py (patches 14 and 8: 490x490 Lanczos on real photos, every policy on a
+ * small image), with the policies' sizes and grids per patch against a hand-computed table.
  * Expected: byte-exact (tolerance 0; the issue allows one grey level, the report prints the worst
  * difference and how many values differ). */
 #include <math.h>
