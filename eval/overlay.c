@@ -200,6 +200,8 @@ int overlay_cache_labels(const cache_reader *r, const char *setting, const char 
             *labels = grid;
             grid = NULL;
         }
+    } else if (rc == 0 && voc_check_policy_grid(dset, pol, patch, W, H, gh, gw) < 0) {
+        rc = kc_fail_prefix("%s", r->path); /* (a grid of another patch or policy rule maps to the wrong pixels) */
     } else if (rc == 0) {
         *labels = kc_malloc((size_t)W * H);
         if (overlay_grid_to_pixels(grid, gh, gw, pol, patch, W, H, *labels) < 0) {

@@ -2,7 +2,10 @@
  *
  * Grid to pixels (docs/design.md, "From the grid back to the image"): pixel (x, y) of a W x H image
  * takes grid cell ( ((2x + 1) gw) div (2W), ((2y + 1) gh) div (2H) ) under square480 / short480,
- * and ( x div p, y div p ) under native16 with patch p (voc_pixel_cell, eval/voc_metrics.h).
+ * and ( x div p, y div p ) under native16 with patch p (voc_pixel_cell, eval/voc_metrics.h): a
+ * grid of the policy covers its resized image exactly for any patch (490 x 490 for patch 14 under
+ * square480), so this is the nearest cell of the resized image.  overlay_cache_labels refuses a
+ * grid that is not the one the cache's policy and patch give the image (voc_check_policy_grid).
  *
  * The picture: every label > 0 blended in its own colour (overlay_color) with opacity alpha, the
  * contour of every label (its pixels with a 4-neighbour of another label, thickened to about
@@ -32,7 +35,8 @@ int overlay_grid_to_pixels(const uint8_t *grid, int gh, int gw, kc_policy p, int
  * grid masks mapped to pixels as above (the cache's policy and patch attributes), an attention-mass
  * stack (cache_masks_are_stacks) as the union of its heads, kc-refine's pixel masks (attribute refine)
  * as they are; *labels is malloc'd.  Errors name the cache: the image not in its index or decoded
- * at another size, no policy, no such mask.  (kc-plot's grids, kc-report's layers.) */
+ * at another size, no policy, no such mask, a grid other than the one the policy and patch give
+ * the image.  (kc-plot's grids, kc-report's layers.) */
 int overlay_cache_labels(const cache_reader *r, const char *setting, const char *id, int W, int H, uint8_t **labels);
 /* The colour of label l > 0 (a fixed table of 12 distinct colours, repeating). */
 void overlay_color(int label, uint8_t rgb[3]);

@@ -134,13 +134,17 @@ static int tokens_check(probe_tokens *t, const char *path, const probe_label_set
     const char *kinds = cache_attr(r, "feature_kinds");
     if (!kinds || !strstr(kinds, "tokens"))
         return kc_fail("%s: holds no tokens (feature kinds '%s'); extract with --features tokens", path, kinds ? kinds : "?");
-    const char *pol = cache_attr(r, "policy");
+    const char *pol = cache_attr(r, "policy"), *ps = cache_attr(r, "patch");
     kc_policy p;
     t->size = 0;
-    if (pol && policy_parse(pol, &p) == 0) {
-        if (p == POLICY_SQUARE224) t->size = 224;
-        else if (p == POLICY_SQUARE448) t->size = 448;
-        else if (p == POLICY_SQUARE480) t->size = 480;
+    /* the square policies' side for the recorded patch, p ceil(S / p): 224, 448, 480 for patch 16,
+     * 490 under square480 with patch 14 (S itself when no patch is recorded) */
+    const int patch = ps ? atoi(ps) : 0;
+    if (ps && (patch <= 0 || patch > 1024)) return kc_fail("%s: bad 'patch' attribute '%s'", path, ps);
+    if (pol && policy_parse(pol, &p) == 0 && (p == POLICY_SQUARE224 || p == POLICY_SQUARE448 || p == POLICY_SQUARE480)) {
+        int side_w, side_h;
+        policy_size(p, patch, 1, 1, &side_w, &side_h);
+        t->size = side_w;
     }
     t->cix = kc_malloc(sizeof(int) * (size_t)L->n);
     for (int i = 0; i < L->n; i++) {
@@ -153,6 +157,9 @@ static int tokens_check(probe_tokens *t, const char *path, const probe_label_set
             return kc_fail("%s: image %s has a %dx%d grid, %s %dx%d: the probe needs one grid (a square policy)", path,
                            L->ids[i], g[1], g[0], L->ids[0], t->gw, t->gh);
     }
+    if (t->size && patch > 0 && L->n > 0 && (t->gh * patch != t->size || t->gw * patch != t->size))
+        return kc_fail("%s: a %dx%d grid of %d-pixel patches does not cover the %dx%d image of policy %s", path, t->gw,
+                       t->gh, patch, t->size, t->size, pol);
     char *ds = kc_strfmt("/features/tokens/%s", L->ids[0]);
     float *tok;
     int rows;

@@ -10,7 +10,8 @@
  *
  * Tokens.  A features cache of kc-extract --features tokens holds /features/tokens/<id>, (G, D)
  * float32 with G = gh * gw patches; the probe needs every labelled image, all on one grid (a
- * square policy: 224, 448 or 480 pixels, the side S the labels are resized to).  A batch of
+ * square policy: 224, 448 or 480 pixels rounded up to a multiple of the cache's patch, the side S
+ * the labels are resized to, and the grid must be S / patch).  A batch of
  * images' tokens is read on a thread of its own while the previous batch is computed:
  *
  *     probe_label_set L;   if (probe_label_set_open(&L, "voc:/data/VOC2012:val", NULL) < 0) ...
@@ -43,7 +44,8 @@ typedef struct probe_tokens {
     int *cix;       /* (L->n): each label's row in the cache index */
     int gh, gw;     /* the one patch grid */
     int dim;        /* D, the token width */
-    int size;       /* S of the cache's square policy, 0 when the policy is not square */
+    int size;       /* the side of the cache's square policy for its patch (policy_size: 224, 448,
+                     * 480; 490 for square480 with patch 14), 0 when the policy is not square */
 } probe_tokens;
 
 /* Opens the cache and checks that it holds tokens of every image of L on one grid. */

@@ -215,7 +215,7 @@ static void select_shard(const kc_shard *shard, char **seqs, int *n_seq)
 }
 
 /* The text of OUT/propagate.json: the settings that determine the PNGs. */
-static char *settings_json(const prop_run_config *c, const char *features_hash)
+static char *settings_json(const prop_run_config *c, int patch, const char *features_hash)
 {
     return kc_strfmt("{\n \"stage\": \"kc-propagate\",\n \"code_version\": \"%s\",\n \"features\": \"%s\",\n"
                      " \"features_content_hash\": \"%s\",\n \"kind\": \"%s\",\n \"split\": \"%s\",\n"
@@ -224,7 +224,24 @@ static char *settings_json(const prop_run_config *c, const char *features_hash)
                      "recent frames, exp(cos/T), window, top-k, bilinear x patch, min-max, argmax, "
                      "nearest to the original size)\"\n}\n",
                      KC_VERSION, c->features, features_hash ? features_hash : "", c->kind, c->split, c->prop.window,
-                     c->prop.topk, c->prop.temperature, c->prop.context, c->prop.patch);
+                     c->prop.topk, c->prop.temperature, c->prop.context, patch);
+}
+
+/* The upsampling factor: the patch the features cache records (the grid times it is the image the
+ * features saw), else c->prop.patch; a --patch that disagrees with the cache's is refused. */
+static int cache_patch(const cache_reader *r, const prop_run_config *c, int *patch)
+{
+    const char *ps = cache_attr(r, "patch");
+    *patch = c->prop.patch;
+    if (!ps) return 0;
+    char *end;
+    long v = strtol(ps, &end, 10);
+    if (end == ps || *end || v < 1 || v > 64) return kc_fail("%s: bad 'patch' attribute '%s' (1..64)", r->path, ps);
+    if (c->patch_given && v != c->prop.patch)
+        return kc_fail("%s: features of %ld-pixel patches, but --patch %d (leave --patch out: the cache's is used)",
+                       r->path, v, c->prop.patch);
+    *patch = (int)v;
+    return 0;
 }
 
 /* kc-davis's outputs: global_results-<split>.csv and .json, per-sequence_results-<split>.csv. */
@@ -336,10 +353,11 @@ int prop_run(const prop_run_config *c)
     kc_lock *lock = NULL;
     if (cache_open(&R.cache, c->features, CACHE_FORMAT_FEATURES) < 0 || shard_check_input(&c->shard, &R.cache) < 0)
         goto done;
+    if (cache_patch(&R.cache, c, &R.cfg.patch) < 0) goto done;
     if (davis_read_split(R.root, c->split, &seqs, &n_seq) < 0) goto done;
     image_davis_palette(R.palette);
     select_shard(&c->shard, seqs, &n_seq);
-    settings = settings_json(c, cache_content_hash(&R.cache));
+    settings = settings_json(c, R.cfg.patch, cache_content_hash(&R.cache));
 
     /* one run per results folder (kc-davis takes the same lock); a shard's lock is its own, as
      * shards write distinct sequences of the same folder at once by design */

@@ -5,7 +5,9 @@
  * sequences: whole videos, the slice rule of pipeline/cache/shard.h): the first frame's
  * annotation is copied, every later frame gets the propagated labels (eval/propagate.h) of the
  * features /features/<kind>/<sequence>/<frame>, as palette PNGs OUT/<seq>/<frame>.png, the
- * layout kc-davis and the official evaluator read.
+ * layout kc-davis and the official evaluator read.  The soft labels are upsampled by the patch the
+ * cache records (its grid times the patch is the short480 image the features saw, 840 x 490 for an
+ * 854 x 480 frame with patch 14), not by a fixed 16.
  *
  * Resuming.  Each sequence is written into OUT/<seq>.partial/ and renamed when complete: a rerun
  * skips finished sequences and redoes a partial one from scratch.  OUT/propagate.json records the
@@ -42,7 +44,9 @@ typedef struct prop_run_config {
     const char *split;    /* ImageSets/2017/<split>.txt */
     const char *out;      /* the results folder */
     const char *kind;     /* "tokens" or "keys" */
-    prop_config prop;     /* checked by the caller (prop_config_check) */
+    prop_config prop;     /* checked by the caller (prop_config_check); its patch is replaced by the
+                           * features cache's "patch" attribute when there is one */
+    int patch_given;      /* 1: prop.patch was asked for (kc-propagate --patch): the cache's must equal it */
     kc_shard shard;       /* KC_SHARD_NONE: every sequence */
     int replace;          /* 1: discard the results of other settings or features (kc-propagate --replace) */
 } prop_run_config;

@@ -306,7 +306,7 @@ int refine_image(const refine_opts *o, const kc_image *img, kc_policy policy, in
     uint8_t *round_px = kc_malloc(N);
     if (o->method == REFINE_CRF) {
         int pw, ph, rc0 = 0;
-        policy_size(policy, W, H, &pw, &ph);
+        policy_size(policy, patch, W, H, &pw, &ph); /* the resized image the grid covers */
         if (policy == POLICY_NATIVE16) pw = W, ph = H;
         if (policy != POLICY_NATIVE16 && (pw != grid_w * patch || ph != grid_h * patch))
             rc0 = kc_fail("a %dx%d grid of %d-pixel patches does not cover the %s image (%dx%d)", grid_w, grid_h, patch,
@@ -319,10 +319,11 @@ int refine_image(const refine_opts *o, const kc_image *img, kc_policy policy, in
         }
         const size_t n = (size_t)pw * ph;
         uint8_t *rgb = img->rgb, *resized = NULL;
-        if (policy == POLICY_SQUARE480 || policy == POLICY_SHORT480) {
+        if (policy != POLICY_NATIVE16) { /* the image the features saw, by the policy's resampler */
             resized = kc_malloc(n * 3);
             if (policy == POLICY_SQUARE480) resize_lanczos_pillow(img->rgb, W, H, resized, pw, ph);
-            else resize_bilinear_cv(img->rgb, W, H, resized, pw, ph);
+            else if (policy == POLICY_SHORT480) resize_bilinear_cv(img->rgb, W, H, resized, pw, ph);
+            else resize_bilinear_pillow(img->rgb, W, H, resized, pw, ph);
             rgb = resized;
         }
         uint8_t *m = kc_malloc(n), *ref = kc_malloc(n);

@@ -2,7 +2,8 @@
  *
  * crf (MaskCut, maskcut.py + crf.py), per round's binary mask:
  *   1. the patch mask repeated to the policy's image (each cell to its patch x patch pixels of the
- *      480x480 square480 image; crf.py's bilinear resize to the same size changes nothing);
+ *      resized image, policy_size: 480x480 under square480 with patch 16, 490x490 with patch 14;
+ *      crf.py's bilinear resize to the same size changes nothing);
  *   2. logits (1 - m, m), softmax, unary -log(max(p, clip)) in float32 (pydensecrf's
  *      unary_from_softmax, clip 1e-5); the dense CRF of eval/crf.h on that RGB image;
  *   3. argmax of Q (an exact tie is background); holes filled (background regions not

@@ -25,19 +25,7 @@ const char *voc_policy_name(kc_policy p)
 
 void voc_expected_grid(kc_policy p, int patch, int w, int h, int *grid_h, int *grid_w)
 {
-    if (patch <= 0) patch = 16;
-    if (p == POLICY_NATIVE16) {
-        *grid_h = (h + patch - 1) / patch;
-        *grid_w = (w + patch - 1) / patch;
-    } else if (p == POLICY_SQUARE480) {
-        *grid_h = *grid_w = 480 / patch;
-    } else {
-        int s = w < h ? w : h, l = w < h ? h : w;
-        int L = (int)((480LL * l / s) / 64 * 64); /* floor(480 L / S / 64) * 64 */
-        int oh = w < h ? L : 480, ow = w < h ? 480 : L;
-        *grid_h = oh / patch;
-        *grid_w = ow / patch;
-    }
+    policy_grid(p, patch > 0 ? patch : 16, w, h, grid_h, grid_w);
 }
 
 int voc_check_grid(const char *what, kc_policy p, int patch, int w, int h, int grid_h, int grid_w)
@@ -52,6 +40,20 @@ int voc_check_grid(const char *what, kc_policy p, int patch, int w, int h, int g
                            "(expected %dx%d)", what, grid_w, grid_h, w, h, patch, ew, eh);
     }
     return 0;
+}
+
+int voc_check_policy_grid(const char *what, kc_policy p, int patch, int w, int h, int grid_h, int grid_w)
+{
+    if (patch <= 0) return 0; /* no patch recorded: nothing to compare with */
+    int eh, ew;
+    voc_expected_grid(p, patch, w, h, &eh, &ew);
+    if (eh == grid_h && ew == grid_w) return 0;
+    int rw, rh;
+    policy_size(p, patch, w, h, &rw, &rh);
+    return kc_fail("%s: a %dx%d grid does not fit a %dx%d image under %s with patch %d (expected %dx%d: the image "
+                   "%s %dx%d)", what, grid_w, grid_h, w, h, policy_name(p), patch, ew, eh,
+                   p == POLICY_NATIVE16 ? "padded to" : "resized to", p == POLICY_NATIVE16 ? ew * patch : rw,
+                   p == POLICY_NATIVE16 ? eh * patch : rh);
 }
 
 void voc_axis_cells(kc_policy p, int patch, int n, int g, int32_t *cell)

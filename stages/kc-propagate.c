@@ -1,7 +1,7 @@
 /* stages/kc-propagate.c — DINO's DAVIS-2017 label propagation from a features cache.
  *
  *   kc-propagate --features FILE --davis ROOT --split NAME --out DIR [--kind tokens|keys]
- *                [--window 12] [--topk 5] [--temperature 0.1] [--context 7] [--patch 16]
+ *                [--window 12] [--topk 5] [--temperature 0.1] [--context 7] [--patch P]
  *                [--shard i/n] [--replace]
  *
  * For every sequence of ROOT/ImageSets/2017/NAME.txt: the first frame's annotation is copied,
@@ -24,13 +24,15 @@ static void usage(int status)
 {
     fprintf(status ? stderr : stdout,
             "usage: kc-propagate --features FILE --davis ROOT --split NAME --out DIR [--kind tokens|keys]\n"
-            "                    [--window 12] [--topk 5] [--temperature 0.1] [--context 7] [--patch 16]\n"
+            "                    [--window 12] [--topk 5] [--temperature 0.1] [--context 7] [--patch P]\n"
             "                    [--shard i/n] [--replace]\n"
             "\n"
             "Propagates each DAVIS sequence's first-frame annotation through the video with the frozen\n"
             "features of FILE (a kc-extract cache with ids <sequence>/<frame>), DINO's protocol: context =\n"
             "the first frame and the --context most recent frames, affinity exp(cos / temperature) within\n"
             "+-window patches, the top-k sources, x patch bilinear upsampling, per-channel min-max, argmax.\n"
+            "The patch is the features cache's (its 'patch' attribute; --patch, when given, must equal it;\n"
+            "16 for a cache that records none).\n"
             "Writes palette PNGs DIR/<sequence>/<frame>.png and DIR/propagate.json (the settings).\n"
             "Finished sequences are kept: rerunning the command resumes.  Default kind: tokens.\n"
             "A DIR holding results of other features or settings (another propagate.json) is refused;\n"
@@ -91,6 +93,7 @@ int main(int argc, char **argv)
             if (parse_int(a, val, &c.prop.context) < 0) kc_die();
         } else if (!strcmp(a, "--patch")) {
             if (parse_int(a, val, &c.prop.patch) < 0) kc_die();
+            c.patch_given = 1;
         } else if (!strcmp(a, "--temperature")) {
             char *end;
             c.prop.temperature = strtod(val, &end);

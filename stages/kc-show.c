@@ -4,8 +4,9 @@
  *
  * For each image of the masks cache's index (in index order, the first N with --first), finds
  * the image with the same id in DATASET, maps /masks/<ID>/<image id> back to pixels under the
- * cache's policy (root attributes "policy" and, for native16, "patch"), and writes
- * DIR/<image id>.png (a DAVIS id seq/frame becomes DIR/seq/frame.png).
+ * cache's policy (root attributes "policy" and "patch": a grid must be the one they give the image,
+ * e.g. 35x35 for patch 14 under square480), and writes DIR/<image id>.png (a DAVIS id seq/frame
+ * becomes DIR/seq/frame.png).
  * An attention-mass setting (attn-mass<m>: a (heads, grid_h, grid_w) stack per image) is drawn as
  * one panel per head, three panels a row, each labelled with its head.
  */
@@ -16,6 +17,7 @@
 #include "datasets/dataset.h"
 #include "decoders/attn_mass.h"
 #include "eval/overlay.h"
+#include "eval/voc_metrics.h"
 #include "pipeline/cache/cache.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"
@@ -77,6 +79,10 @@ static int show_stack(const cache_reader *r, const char *setting, int ix, const 
     if (im.h != r->index.size[2 * ix] || im.w != r->index.size[2 * ix + 1]) {
         kc_fail("%s: %dx%d pixels, but the masks of image %s in %s were made from %dx%d (wrong --images?)", img_path,
                 im.w, im.h, id, r->path, r->index.size[2 * ix + 1], r->index.size[2 * ix]);
+        goto done;
+    }
+    if (voc_check_policy_grid(dset, pol, patch, im.w, im.h, gh, gw) < 0) {
+        kc_fail_prefix("%s", r->path);
         goto done;
     }
     const int cols = heads < 3 ? heads : 3, rows = (heads + cols - 1) / cols;
@@ -148,6 +154,10 @@ static int show_one(const cache_reader *r, const char *setting, int ix, const ch
     if (im.h != r->index.size[2 * ix] || im.w != r->index.size[2 * ix + 1]) {
         kc_fail("%s: %dx%d pixels, but the masks of image %s in %s were made from %dx%d (wrong --images?)",
                 img_path, im.w, im.h, id, r->path, r->index.size[2 * ix + 1], r->index.size[2 * ix]);
+        goto done;
+    }
+    if (!refined && voc_check_policy_grid(dset, pol, patch, im.w, im.h, gh, gw) < 0) {
+        kc_fail_prefix("%s", r->path); /* (another patch's or rule's grid maps to the wrong pixels) */
         goto done;
     }
     if (refined) {

@@ -1,5 +1,7 @@
-/* tests/test_resize.c — Pillow 9.4 Lanczos and OpenCV 4.6 bilinear resampling, and the three
- * preprocessing policies, against references written by tests/ref/image_refs.py.
+/* tests/test_resize.c — Pillow 9.4 Lanczos and OpenCV 4.6 bilinear resampling, and the
+ * preprocessing policies, against references written by tests/ref/image_refs.py (patch 16) and
+ * tests/ref/policy_refs.py (patches 14 and 8: 490x490 Lanczos on real photos, every policy on a
+ * small image), with the policies' sizes and grids per patch against a hand-computed table.
  * Expected: byte-exact (tolerance 0; the issue allows one grey level, the report prints the worst
  * difference and how many values differ). */
 #include <math.h>
@@ -98,7 +100,7 @@ static void test_real(void)
             continue;
         }
         int pw, ph;
-        policy_size(strcmp(method, "lanczos") == 0 ? POLICY_SQUARE480 : POLICY_SHORT480, im.w, im.h, &pw, &ph);
+        policy_size(strcmp(method, "lanczos") == 0 ? POLICY_SQUARE480 : POLICY_SHORT480, 16, im.w, im.h, &pw, &ph);
         CHECK(pw == dw && ph == dh, "%s %s: policy size %dx%d, reference %dx%d", method, rel, pw, ph, dw, dh);
         uint8_t *out = kc_malloc((size_t)dw * dh * 3);
         double t0 = kc_now();
@@ -196,13 +198,13 @@ static void test_policies(void)
 
     /* geometry rules */
     int w, h;
-    policy_size(POLICY_SHORT480, 854, 480, &w, &h);
+    policy_size(POLICY_SHORT480, 16, 854, 480, &w, &h);
     CHECK(w == 832 && h == 480, "short480 854x480 -> %dx%d", w, h);
-    policy_size(POLICY_SHORT480, 500, 500, &w, &h);
+    policy_size(POLICY_SHORT480, 16, 500, 500, &w, &h);
     CHECK(w == 448 && h == 480, "short480 square -> %dx%d (DINO: 448 wide, 480 high)", w, h);
-    policy_size(POLICY_SHORT480, 375, 500, &w, &h);
+    policy_size(POLICY_SHORT480, 16, 375, 500, &w, &h);
     CHECK(w == 480 && h == 640, "short480 375x500 -> %dx%d", w, h);
-    policy_size(POLICY_SQUARE480, 500, 375, &w, &h);
+    policy_size(POLICY_SQUARE480, 16, 500, 375, &w, &h);
     CHECK(w == 480 && h == 480, "square480 -> %dx%d", w, h);
 
     /* errors */
@@ -321,7 +323,7 @@ static void test_pillow_bilinear(void)
         }
         kc_policy p = S == 224 ? POLICY_SQUARE224 : POLICY_SQUARE448;
         int pw, ph;
-        policy_size(p, im.w, im.h, &pw, &ph);
+        policy_size(p, 16, im.w, im.h, &pw, &ph);
         CHECK(pw == S && ph == S, "%s: policy size %dx%d", policy_name(p), pw, ph);
         uint8_t *out = kc_malloc((size_t)S * S * 3);
         resize_bilinear_pillow(im.rgb, im.w, im.h, out, S, S);
@@ -353,8 +355,244 @@ static void test_pillow_bilinear(void)
     CHECK(n >= 10, "only %d real square224/448 resizes", n);
 }
 
+/* ---- patch sizes other than 16 (issue 29: every side a multiple of the patch) --------------- */
+
+#define PDATA "tests/data/policy"
+
+/* The table of resize.h and docs/design.md, worked out by hand from the rule written there (each
+ * side p ceil(side / p) of the reference size; short480: DINO's floor(480 L / S / 64) 64 first),
+ * never from the code: policy_size and policy_grid must give exactly these numbers. */
+static void test_policy_table(void)
+{
+    static const struct {
+        kc_policy p;
+        int patch, w, h, rw, rh, gw, gh;
+    } t[] = {
+        /* square480: 480 = 30 x 16 = 60 x 8 = 40 x 12 = 32 x 15; 490 = 35 x 14; 483 = 69 x 7 */
+        {POLICY_SQUARE480, 16, 500, 375, 480, 480, 30, 30},
+        {POLICY_SQUARE480, 14, 500, 375, 490, 490, 35, 35},
+        {POLICY_SQUARE480, 8, 500, 375, 480, 480, 60, 60},
+        {POLICY_SQUARE480, 12, 854, 480, 480, 480, 40, 40},
+        {POLICY_SQUARE480, 15, 17, 23, 480, 480, 32, 32},
+        {POLICY_SQUARE480, 7, 500, 375, 483, 483, 69, 69},
+        /* the probe's: 224 = 14 x 16 = 16 x 14 = 28 x 8; 225 = 15 x 15; 228 = 19 x 12; 448 = 32 x 14; 450 = 30 x 15 */
+        {POLICY_SQUARE224, 16, 500, 375, 224, 224, 14, 14},
+        {POLICY_SQUARE224, 14, 500, 375, 224, 224, 16, 16},
+        {POLICY_SQUARE224, 8, 500, 375, 224, 224, 28, 28},
+        {POLICY_SQUARE224, 15, 500, 375, 225, 225, 15, 15},
+        {POLICY_SQUARE224, 12, 500, 375, 228, 228, 19, 19},
+        {POLICY_SQUARE448, 16, 500, 375, 448, 448, 28, 28},
+        {POLICY_SQUARE448, 14, 500, 375, 448, 448, 32, 32},
+        {POLICY_SQUARE448, 8, 500, 375, 448, 448, 56, 56},
+        {POLICY_SQUARE448, 15, 500, 375, 450, 450, 30, 30},
+        /* short480, landscape 854 x 480: 480 * 854 / 480 = 854 -> 13 x 64 = 832; 832 = 59.4 x 14 -> 840 */
+        {POLICY_SHORT480, 16, 854, 480, 832, 480, 52, 30},
+        {POLICY_SHORT480, 14, 854, 480, 840, 490, 60, 35},
+        {POLICY_SHORT480, 8, 854, 480, 832, 480, 104, 60},
+        {POLICY_SHORT480, 12, 854, 480, 840, 480, 70, 40}, /* 832 = 69.3 x 12 -> 840 */
+        /* square 500 x 500: DINO's 448 wide, 480 high; 448 = 32 x 14 */
+        {POLICY_SHORT480, 16, 500, 500, 448, 480, 28, 30},
+        {POLICY_SHORT480, 14, 500, 500, 448, 490, 32, 35},
+        {POLICY_SHORT480, 8, 500, 500, 448, 480, 56, 60},
+        /* portrait 375 x 500: 480 * 500 / 375 = 640 = 10 x 64; 640 = 45.7 x 14 -> 644 */
+        {POLICY_SHORT480, 16, 375, 500, 480, 640, 30, 40},
+        {POLICY_SHORT480, 14, 375, 500, 490, 644, 35, 46},
+        {POLICY_SHORT480, 8, 375, 500, 480, 640, 60, 80},
+        /* 1280 x 480: 1280 = 20 x 64; 1280 = 91.4 x 14 -> 1288 */
+        {POLICY_SHORT480, 16, 1280, 480, 1280, 480, 80, 30},
+        {POLICY_SHORT480, 14, 1280, 480, 1288, 490, 92, 35},
+        /* native16: the image itself, grid ceil(side / p): 500 = 35.7 x 14, 375 = 26.8 x 14, 500 = 62.5 x 8 */
+        {POLICY_NATIVE16, 16, 500, 375, 500, 375, 32, 24},
+        {POLICY_NATIVE16, 14, 500, 375, 500, 375, 36, 27},
+        {POLICY_NATIVE16, 8, 500, 375, 500, 375, 63, 47},
+        {POLICY_NATIVE16, 14, 854, 480, 854, 480, 61, 35},
+    };
+    int bad = 0;
+    for (size_t k = 0; k < sizeof t / sizeof *t; k++) {
+        int rw, rh, gh, gw;
+        policy_size(t[k].p, t[k].patch, t[k].w, t[k].h, &rw, &rh);
+        policy_grid(t[k].p, t[k].patch, t[k].w, t[k].h, &gh, &gw);
+        int ok = rw == t[k].rw && rh == t[k].rh && gw == t[k].gw && gh == t[k].gh;
+        bad += !ok;
+        CHECK(ok, "%s patch %d on %dx%d: size %dx%d grid %dx%d, by hand %dx%d grid %dx%d", policy_name(t[k].p),
+              t[k].patch, t[k].w, t[k].h, rw, rh, gw, gh, t[k].rw, t[k].rh, t[k].gw, t[k].gh);
+    }
+    printf("policy sizes and grids per patch: %zu cases, %d off the hand-computed table (tol 0)\n", sizeof t / sizeof *t,
+           bad);
+
+    /* provenance text: patch 16 (and 8, which rounds nothing) word for word as before patches
+     * were rounded for; patch 14 names its sizes */
+    static const char *const before[5] = {
+        "square480: 480x480 Lanczos (Pillow 9.4), x/255, mean (0.485,0.456,0.406), std (0.229,0.224,0.225)",
+        "short480: short side 480, long side floor(480*long/short/64)*64, bilinear (OpenCV 4.6), x/255, "
+        "mean (0.485,0.456,0.406), std (0.228,0.224,0.225)",
+        "native16: no resize, x/255, mean (0.485,0.456,0.406), std (0.229,0.224,0.225), zero padding after "
+        "normalisation to a multiple of the patch size",
+        "square224: 224x224 bilinear with antialias (Pillow 9.4, torchvision Resize((224, 224))), x/255, "
+        "mean (0.485,0.456,0.406), std (0.229,0.224,0.225)",
+        "square448: 448x448 bilinear with antialias (Pillow 9.4, torchvision Resize((448, 448))), x/255, "
+        "mean (0.485,0.456,0.406), std (0.229,0.224,0.225)",
+    };
+    char text[512];
+    for (int p = 0; p < 5; p++)
+        for (int patch = 16; patch >= 8; patch -= 8) {
+            policy_describe((kc_policy)p, patch, text, sizeof text);
+            CHECK(!strcmp(text, before[p]), "%s patch %d described as '%s', before '%s'", policy_name((kc_policy)p),
+                  patch, text, before[p]);
+        }
+    policy_describe(POLICY_SQUARE480, 14, text, sizeof text);
+    CHECK(strstr(text, "490x490") != NULL, "square480 patch 14: '%s' (no 490x490)", text);
+    policy_describe(POLICY_SHORT480, 14, text, sizeof text);
+    CHECK(strstr(text, "rounded up to a multiple of patch 14") != NULL, "short480 patch 14: '%s'", text);
+}
+
+/* Every policy at patches 14 and 8 on the 37x29 image, against tests/ref/policy_refs.py (float32
+ * output sha256; native16's floats themselves, max |diff| tol 0, padding exactly 0). */
+static void test_patch_small(void)
+{
+    uint8_t *in;
+    float *ref;
+    size_t in_n, ref_n;
+    if (kc_read_file(DATA "/policy_in.rgb", &in, &in_n) < 0 || kc_read_file(PDATA "/small.f32", (uint8_t **)&ref, &ref_n) < 0) {
+        CHECK(0, "%s (run tests/ref/policy_refs.py)", kc_error());
+        return;
+    }
+    kc_image im = {37, 29, in};
+    FILE *f = fopen(PDATA "/small.tsv", "r");
+    CHECK(f != NULL, "cannot open " PDATA "/small.tsv");
+    char name[32], want[80];
+    int patch, H, W, n = 0, exact = 0;
+    size_t off = 0;
+    double worst_native = 0;
+    while (f && fscanf(f, "%31s %d %d %d %79s", name, &patch, &H, &W, want) == 5) {
+        kc_policy p;
+        CHECK(policy_parse(name, &p) == 0, "policy_parse(%s)", name);
+        float *chw;
+        int h, w;
+        n++;
+        if (policy_prepare(&im, p, patch, &chw, &h, &w) < 0) {
+            CHECK(0, "policy_prepare %s/%d: %s", name, patch, kc_error());
+            continue;
+        }
+        CHECK(h == H && w == W, "%s/%d: %dx%d, reference %dx%d", name, patch, w, h, W, H);
+        const size_t nv = (size_t)3 * H * W;
+        if (h == H && w == W) {
+            char hex[65];
+            kc_sha256_buf_hex(chw, nv * sizeof(float), hex);
+            int ok = !strcmp(hex, want);
+            exact += ok;
+            CHECK(ok, "%s/%d: float32 output differs from NumPy's (sha256)", name, patch);
+            if (p == POLICY_NATIVE16 && (off + nv) * sizeof(float) <= ref_n) {
+                int pad_bad = 0;
+                for (size_t i = 0; i < nv; i++) worst_native = fmax(worst_native, fabs((double)chw[i] - (double)ref[off + i]));
+                for (int c = 0; c < 3; c++)
+                    for (int y = 0; y < H; y++)
+                        for (int x = 0; x < W; x++)
+                            if ((y >= 29 || x >= 37) && chw[((size_t)c * H + y) * W + x] != 0.0f) pad_bad++;
+                CHECK(pad_bad == 0, "native16/%d: %d padding values are not zero", patch, pad_bad);
+                off += nv;
+            }
+        }
+        free(chw);
+    }
+    if (f) fclose(f);
+    printf("policies at patches 14 and 8 on 37x29: %d of %d float outputs exact; native16 max |diff| %.3g (tol 0)\n",
+           exact, n, worst_native);
+    CHECK(n == 10, "%d cases in small.tsv, expected 10", n);
+    CHECK(off * sizeof(float) == ref_n, "small.f32: %zu floats used of %zu", off, ref_n / sizeof(float));
+    CHECK(worst_native == 0, "native16 at patches 14 and 8: max |diff| %.3g (tol 0)", worst_native);
+    free(in);
+    free(ref);
+}
+
+/* Patch 14 on real photos: square480 is Pillow's Image.resize((490, 490), LANCZOS) byte for byte,
+ * short480 OpenCV's resize to the rounded size, native16 the padded image; then the float32 output
+ * of policy_prepare (sha256, tol 0).  The first photo's strips give the worst |diff|. */
+static void test_patch14_real(void)
+{
+    const char *shared = test_shared_data();
+    if (!shared) {
+        SKIP("shared data absent: patch-14 policies on real photos not checked");
+        return;
+    }
+    FILE *f = fopen(PDATA "/real.tsv", "r");
+    CHECK(f != NULL, "cannot open " PDATA "/real.tsv (run tests/ref/policy_refs.py)");
+    if (!f) return;
+    char name[32], rel[1024], want_px[80], want_f[80];
+    int patch, dw, dh, n = 0, exact_px = 0, n_px = 0, exact_f = 0, strips = 0, worst_strip = 0;
+    while (fscanf(f, "%31s %d %1023s %d %d %79s %79s", name, &patch, rel, &dw, &dh, want_px, want_f) == 7) {
+        kc_policy p;
+        CHECK(policy_parse(name, &p) == 0, "policy_parse(%s)", name);
+        char *path = kc_strfmt("%s/%s", shared, rel);
+        kc_image im;
+        n++;
+        if (image_load_rgb(path, &im) < 0) {
+            CHECK(0, "%s", kc_error());
+            free(path);
+            continue;
+        }
+        int pw, ph;
+        policy_size(p, patch, im.w, im.h, &pw, &ph);
+        CHECK(pw == dw && ph == dh, "%s/%d %s: policy size %dx%d, reference %dx%d", name, patch, rel, pw, ph, dw, dh);
+        if (p != POLICY_NATIVE16 && pw == dw && ph == dh) {
+            uint8_t *out = kc_malloc((size_t)dw * dh * 3);
+            method_fn(p == POLICY_SQUARE480 ? "lanczos" : "linear")(im.rgb, im.w, im.h, out, dw, dh);
+            char hex[65];
+            kc_sha256_buf_hex(out, (size_t)dw * dh * 3, hex);
+            int ok = !strcmp(hex, want_px);
+            exact_px += ok;
+            n_px++;
+            CHECK(ok, "%s/%d %s -> %dx%d: resized bytes differ from the reference (sha256)", name, patch, rel, dw, dh);
+            char *sp = kc_strfmt(PDATA "/strips_%s.png", name);
+            kc_image st;
+            if (n <= 2 && image_load_rgb(sp, &st) == 0) { /* the first photo's two lines */
+                const size_t half = (size_t)16 * dw * 3;
+                int w1 = 0, w2 = 0;
+                size_t nd = 0;
+                if (st.w == dw && st.h == 32) {
+                    nd = diff_stats(out, st.rgb, half, &w1) + diff_stats(out + (size_t)(dh - 16) * dw * 3, st.rgb + half, half, &w2);
+                    int worst = w1 > w2 ? w1 : w2;
+                    if (worst > worst_strip) worst_strip = worst;
+                    printf("%s/%d strips of %s: %zu of %zu values differ, max |diff| %d (tol 0)\n", name, patch, rel, nd,
+                           2 * half, worst);
+                    strips++;
+                } else {
+                    CHECK(0, "%s: %dx%d, expected %dx32", sp, st.w, st.h, dw);
+                }
+                image_free(&st);
+            }
+            free(sp);
+            free(out);
+        }
+        float *chw;
+        int H, W;
+        if (policy_prepare(&im, p, patch, &chw, &H, &W) == 0) {
+            const int eh = (dh + patch - 1) / patch * patch, ew = (dw + patch - 1) / patch * patch;
+            CHECK(H == eh && W == ew, "%s/%d %s: prepared %dx%d, expected %dx%d", name, patch, rel, W, H, ew, eh);
+            char hex[65];
+            kc_sha256_buf_hex(chw, (size_t)3 * H * W * sizeof(float), hex);
+            int ok = H == eh && W == ew && !strcmp(hex, want_f);
+            exact_f += ok;
+            CHECK(ok, "%s/%d %s: float32 output differs from NumPy's (sha256)", name, patch, rel);
+            free(chw);
+        } else {
+            CHECK(0, "policy_prepare %s/%d %s: %s", name, patch, rel, kc_error());
+        }
+        image_free(&im);
+        free(path);
+    }
+    fclose(f);
+    printf("patch 14 on real photos: %d of %d resizes byte-exact, %d of %d policy outputs exact; strips max |diff| %d\n",
+           exact_px, n_px, exact_f, n, worst_strip);
+    CHECK(n >= 60 && n_px >= 40, "only %d patch-14 cases (%d resizes)", n, n_px);
+    CHECK(strips == 2 && worst_strip == 0, "strips: %d checked, max |diff| %d (tol 0)", strips, worst_strip);
+}
+
 int main(void)
 {
+    test_policy_table();
+    test_patch_small();
+    test_patch14_real();
     test_pillow_bilinear();
     test_lanczos_shapes();
     test_small();

@@ -56,7 +56,11 @@ def grid(gh, gw):
 
 cache(f"{d}/sq.h5", "square480", 16, [("img_a", imgs["img_a"], grid(30, 30)), ("img_b", imgs["img_b"], grid(30, 30))])
 cache(f"{d}/nat.h5", "native16", 16, [("img_c", imgs["img_c"], grid(3, 3))])
-cache(f"{d}/dav.h5", "short480", 16, [("seqa/00000", (50, 36), grid(30, 41))])
+# (short480 gives the 50x36 frame 640x480 pixels: a 40x30 grid)
+cache(f"{d}/dav.h5", "short480", 16, [("seqa/00000", (50, 36), grid(30, 40))])
+# patch 14: square480 is 490x490, a 35x35 grid; a 34x34 one (480 cropped to 476) must be refused
+cache(f"{d}/sq14.h5", "square480", 14, [("img_a", imgs["img_a"], grid(35, 35)), ("img_b", imgs["img_b"], grid(35, 35))])
+cache(f"{d}/sq14_old.h5", "square480", 14, [("img_a", imgs["img_a"], grid(34, 34))])
 EOF
 
 run() { local err; err=$(show "$@" 2>&1 >/dev/null) && ok || bad "kc-show $*: $err"; }
@@ -65,6 +69,7 @@ run --masks "$d/sq.h5" --setting $S --images "dir:$d/imgs" --out "$d/out_sq"
 run --masks "$d/sq.h5" --setting $S --images "dir:$d/imgs" --out "$d/out_first" --first 1
 run --masks "$d/nat.h5" --setting $S --images "dir:$d/imgs" --out "$d/out_nat"
 run --masks "$d/dav.h5" --setting $S --images "davis:$d/davis:val" --out "$d/out_dav"
+run --masks "$d/sq14.h5" --setting $S --images "dir:$d/imgs" --out "$d/out_sq14"
 if [ -f "$d/out_first/img_a.png" ] && [ ! -e "$d/out_first/img_b.png" ]; then ok; else bad "--first 1 wrote other than img_a"; fi
 
 # the progress/time line
@@ -82,7 +87,7 @@ COL = [(230, 25, 75), (60, 180, 75), (0, 130, 200)]
 A = int(0.45 * 256 + 0.5)
 fails = 0
 for cache, outdir, src in (("sq.h5", "out_sq", "imgs/{}.png"), ("nat.h5", "out_nat", "imgs/{}.png"),
-                        ("dav.h5", "out_dav", "davis/JPEGImages/480p/{}.jpg")):
+                        ("dav.h5", "out_dav", "davis/JPEGImages/480p/{}.jpg"), ("sq14.h5", "out_sq14", "imgs/{}.png")):
     with h5py.File(f"{d}/{cache}") as f:
         pol, patch = f.attrs["policy"], int(f.attrs["patch"])
         for i, key in enumerate(f["index/ids"].asstr()[:]):
@@ -128,6 +133,8 @@ expect_fail "image missing from dataset" "img_a .*not in" \
 mkdir -p "$d/wrong" && cp "$d/imgs/img_c.png" "$d/wrong/img_a.png" && cp "$d/imgs/img_b.png" "$d/wrong/"
 expect_fail "image of another size" "img_a.png: 40x33 pixels.*70x52" \
   show --masks "$d/sq.h5" --setting $S --images "dir:$d/wrong" --out "$d/o"
+expect_fail "patch-14 grid of a 480 image cropped to 476" "a 34x34 grid does not fit a 70x52 image under square480 with patch 14 \(expected 35x35: the image resized to 490x490\)" \
+  show --masks "$d/sq14_old.h5" --setting $S --images "dir:$d/imgs" --out "$d/o"
 expect_fail "bad --first" "--first needs a positive number" \
   show --masks "$d/sq.h5" --setting $S --images "dir:$d/imgs" --out "$d/o" --first 0
 done_tests

@@ -14,6 +14,7 @@
 #include "datasets/splits.h"
 #include "datasets/voc.h"
 #include "eval/ledger.h"
+#include "eval/overlay.h"
 #include "eval/voc_metrics.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"
@@ -303,6 +304,104 @@ static void grid_mapping(void)
     CHECK(bad == 0, "voc_axis_cells: %d pixels off the rule", bad);
 }
 
+/* Patch 14 (and 8): the grids of the three scored policies, worked out by hand (docs/design.md:
+ * each side p ceil(side / p)), and the grid-to-pixel mapping against a naive computation from
+ * what the grid means: cell c of the resized side R = g p holds resized pixels [c p, (c + 1) p),
+ * and original pixel x of n sits at resized position (x + 0.5) R / n. */
+static void patch14_mapping(void)
+{
+    static const struct {
+        kc_policy p;
+        int patch, w, h, gw, gh;
+    } grids[] = {
+        {POLICY_SQUARE480, 14, 500, 375, 35, 35}, /* 490 / 14 (not 480 / 14 = 34) */
+        {POLICY_SQUARE480, 8, 500, 375, 60, 60},
+        {POLICY_SHORT480, 14, 854, 480, 60, 35},  /* 840 x 490 */
+        {POLICY_SHORT480, 14, 480, 480, 32, 35},  /* 448 x 490 */
+        {POLICY_SHORT480, 14, 375, 500, 35, 46},  /* 490 x 644 */
+        {POLICY_SHORT480, 8, 854, 480, 104, 60},
+        {POLICY_NATIVE16, 14, 500, 375, 36, 27},
+        {POLICY_NATIVE16, 8, 500, 375, 63, 47},
+    };
+    for (size_t k = 0; k < sizeof grids / sizeof *grids; k++) {
+        int gh, gw;
+        voc_expected_grid(grids[k].p, grids[k].patch, grids[k].w, grids[k].h, &gh, &gw);
+        CHECK(gh == grids[k].gh && gw == grids[k].gw, "%s patch %d on %dx%d: grid %dx%d, by hand %dx%d",
+              voc_policy_name(grids[k].p), grids[k].patch, grids[k].w, grids[k].h, gw, gh, grids[k].gw, grids[k].gh);
+        CHECK(voc_check_policy_grid("m", grids[k].p, grids[k].patch, grids[k].w, grids[k].h, grids[k].gh, grids[k].gw) == 0,
+              "%s patch %d: its own grid refused: %s", voc_policy_name(grids[k].p), grids[k].patch, kc_error());
+    }
+    /* a 480 image cropped to 476 (the 34 x 34 grid keycut made for patch 14 before) is refused */
+    CHECK(voc_check_policy_grid("masks/x", POLICY_SQUARE480, 14, 500, 375, 34, 34) < 0 &&
+              strstr(kc_error(), "expected 35x35") && strstr(kc_error(), "490x490") && strstr(kc_error(), "masks/x"),
+          "square480 patch 14 with a 34x34 grid: %s", kc_error());
+    CHECK(voc_check_policy_grid("m", POLICY_SQUARE480, 0, 500, 375, 34, 34) == 0, "no patch recorded: nothing to check");
+
+    /* mapping: every pixel of several axes, resized side R per policy (square480 490; short480 840,
+     * 490, 644; native16 none) */
+    static const struct {
+        kc_policy p;
+        int n, R; /* original and resized side (0: native16) */
+    } axes[] = {
+        {POLICY_SQUARE480, 500, 490}, {POLICY_SQUARE480, 375, 490}, {POLICY_SQUARE480, 854, 490},
+        {POLICY_SQUARE480, 7, 490},   {POLICY_SQUARE480, 1280, 490}, {POLICY_SHORT480, 854, 840},
+        {POLICY_SHORT480, 480, 490},  {POLICY_SHORT480, 500, 644},   {POLICY_SHORT480, 375, 490},
+        {POLICY_NATIVE16, 500, 0},    {POLICY_NATIVE16, 13, 0},
+    };
+    const int P = 14;
+    int bad = 0, bad_pixel = 0, n_px = 0;
+    double worst_box = 0;
+    for (size_t a = 0; a < sizeof axes / sizeof *axes; a++) {
+        const int n = axes[a].n, R = axes[a].R, g = R ? R / P : (n + P - 1) / P;
+        int32_t *cell = kc_malloc((size_t)n * sizeof *cell);
+        voc_axis_cells(axes[a].p, P, n, g, cell);
+        for (int x = 0; x < n; x++) {
+            /* exact in doubles: (x + 0.5) R is exact, one division rounds, and a quotient below an
+             * integer k is below it by at least 1 / (2 n P), far more than its rounding */
+            const int naive = R ? (int)floor((x + 0.5) * R / ((double)n * P)) : x / P;
+            bad += cell[x] != naive;
+            bad_pixel += voc_pixel_cell(axes[a].p, P, x, n, g) != naive;
+            n_px++;
+        }
+        /* a box of cells [c0, c1] back to pixels: resized [c0 P, (c1 + 1) P] times n / R (native16: clipped) */
+        for (int c0 = 0; c0 < g; c0 += 5) {
+            const int c1 = c0 + 3 < g ? c0 + 3 : g - 1;
+            uint8_t *lab = kc_calloc((size_t)g, 1);
+            for (int c = c0; c <= c1; c++) lab[c] = 1;
+            double box[4];
+            if (voc_mask_box(axes[a].p, P, n, 1, lab, 1, g, box) != 1) bad++;
+            double lo = R ? (double)c0 * P * n / R : c0 * P, hi = R ? (double)(c1 + 1) * P * n / R : (c1 + 1) * P;
+            if (!R && hi > n) hi = n;
+            worst_box = fmax(worst_box, fmax(fabs(box[0] - lo), fabs(box[2] - hi)));
+            free(lab);
+        }
+        free(cell);
+    }
+    printf("patch 14 grid to pixels: %d pixels on %zu axes, %d (axis) and %d (pixel) off the naive cell; boxes worst "
+           "|d| %.3g (tol 1e-9)\n", n_px, sizeof axes / sizeof *axes, bad, bad_pixel, worst_box);
+    CHECK(bad == 0 && bad_pixel == 0, "patch 14 mapping: %d + %d pixels off the naive cell", bad, bad_pixel);
+    CHECK(worst_box <= 1e-9, "patch 14 boxes: worst |d| %.3g (tol 1e-9)", worst_box);
+
+    /* the overlay of a whole 35 x 35 square480 grid on a 500 x 375 image, pixel by pixel */
+    const int W = 500, H = 375, G = 35;
+    uint8_t *grid = kc_malloc((size_t)G * G), *lab = kc_malloc((size_t)W * H);
+    for (int k = 0; k < G * G; k++) grid[k] = (uint8_t)(k % 251);
+    int bad_overlay = 0;
+    if (overlay_grid_to_pixels(grid, G, G, POLICY_SQUARE480, P, W, H, lab) == 0) {
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++) {
+                int cy = (int)floor((y + 0.5) * 490 / ((double)H * P)), cx = (int)floor((x + 0.5) * 490 / ((double)W * P));
+                bad_overlay += lab[(size_t)y * W + x] != grid[cy * G + cx];
+            }
+    } else {
+        bad_overlay = -1;
+    }
+    CHECK(bad_overlay == 0, "overlay of a 35x35 patch-14 grid: %d of %d pixels off the naive cell (tol 0)", bad_overlay,
+          W * H);
+    free(grid);
+    free(lab);
+}
+
 static void bad_input(void)
 {
     const char *tmp = test_tmpdir("test_voc");
@@ -454,6 +553,7 @@ int main(void)
     random_consistency();
     hand_cases();
     grid_mapping();
+    patch14_mapping();
     bad_input();
     splits_and_ledger();
     return test_done();

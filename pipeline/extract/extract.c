@@ -511,13 +511,13 @@ static int index_images(extract_ctx *x)
     ix->grid = kc_malloc((size_t)x->n * 2 * sizeof(int32_t));
     ix->size = kc_malloc((size_t)x->n * 2 * sizeof(int32_t));
     for (int i = 0; i < x->n; i++) {
-        int iw, ih, ow, oh;
+        int iw, ih, gh, gw;
         KC_TRY(image_size(x->paths[i], &iw, &ih));
-        policy_size(policy, iw, ih, &ow, &oh);
         if (policy == POLICY_NATIVE16 && (iw < x->patch || ih < x->patch))
             return kc_fail("%s: image of %dx%d is smaller than one %d-pixel patch", x->paths[i], iw, ih, x->patch);
-        ix->grid[2 * i] = (oh + x->patch - 1) / x->patch;
-        ix->grid[2 * i + 1] = (ow + x->patch - 1) / x->patch;
+        policy_grid(policy, x->patch, iw, ih, &gh, &gw); /* every side a multiple of the patch */
+        ix->grid[2 * i] = gh;
+        ix->grid[2 * i + 1] = gw;
         ix->size[2 * i] = ih;
         ix->size[2 * i + 1] = iw;
     }
@@ -603,7 +603,9 @@ static int finish_cache(extract_ctx *x)
         prov_set(&prov, "attn", "last block, class-token query, softmax over all tokens, class column dropped; (heads, G)");
     }
     prov_set(&prov, "policy", policy_name(o->policy));
-    prov_set(&prov, "normalisation", policy_describe(o->policy));
+    char norm[512];
+    policy_describe(o->policy, x->patch, norm, sizeof norm);
+    prov_set(&prov, "normalisation", norm);
     prov_setf(&prov, "patch", "%d", x->patch);
     prov_setf(&prov, "dim", "%d", x->dim);
     prov_set(&prov, "dataset", o->dataset);

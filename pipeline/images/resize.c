@@ -26,6 +26,7 @@
 
 #include <immintrin.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,43 +59,62 @@ const char *policy_name(kc_policy p)
     return "unknown";
 }
 
-const char *policy_describe(kc_policy p)
+/* p ceil(side / p): the side rounded up to a multiple of the patch. */
+static int round_up(int side, int patch) { return (side + patch - 1) / patch * patch; }
+
+void policy_describe(kc_policy p, int patch, char *buf, size_t size)
 {
+    if (patch < 1) patch = 1;
+    const char *in_std = "x/255, mean (0.485,0.456,0.406), std (0.229,0.224,0.225)";
     switch (p) {
     case POLICY_SQUARE480:
-        return "square480: 480x480 Lanczos (Pillow 9.4), x/255, mean (0.485,0.456,0.406), std (0.229,0.224,0.225)";
-    case POLICY_SHORT480:
-        return "short480: short side 480, long side floor(480*long/short/64)*64, bilinear (OpenCV 4.6), "
-               "x/255, mean (0.485,0.456,0.406), std (0.228,0.224,0.225)";
-    case POLICY_NATIVE16:
-        return "native16: no resize, x/255, mean (0.485,0.456,0.406), std (0.229,0.224,0.225), "
-               "zero padding after normalisation to a multiple of the patch size";
     case POLICY_SQUARE224:
-        return "square224: 224x224 bilinear with antialias (Pillow 9.4, torchvision Resize((224, 224))), x/255, "
-               "mean (0.485,0.456,0.406), std (0.229,0.224,0.225)";
-    case POLICY_SQUARE448:
-        return "square448: 448x448 bilinear with antialias (Pillow 9.4, torchvision Resize((448, 448))), x/255, "
-               "mean (0.485,0.456,0.406), std (0.229,0.224,0.225)";
+    case POLICY_SQUARE448: {
+        const int S = p == POLICY_SQUARE480 ? 480 : p == POLICY_SQUARE224 ? 224 : 448, R = round_up(S, patch);
+        char side[64] = "";
+        if (R != S) snprintf(side, sizeof side, " (%d rounded up to a multiple of patch %d)", S, patch);
+        if (p == POLICY_SQUARE480) snprintf(buf, size, "square480: %dx%d%s Lanczos (Pillow 9.4), %s", R, R, side, in_std);
+        else
+            snprintf(buf, size, "%s: %dx%d%s bilinear with antialias (Pillow 9.4, torchvision Resize((%d, %d))), %s",
+                     policy_name(p), R, R, side, R, R, in_std);
+        return;
     }
-    return "unknown";
+    case POLICY_SHORT480: {
+        /* patches dividing 32 divide 480 and every multiple of 64: the rounding changes nothing */
+        char round[80] = "";
+        if (32 % patch) snprintf(round, sizeof round, " each side then rounded up to a multiple of patch %d,", patch);
+        snprintf(buf, size,
+                 "short480: short side 480, long side floor(480*long/short/64)*64,%s bilinear (OpenCV 4.6), "
+                 "x/255, mean (0.485,0.456,0.406), std (0.228,0.224,0.225)",
+                 round);
+        return;
+    }
+    case POLICY_NATIVE16:
+        snprintf(buf, size, "native16: no resize, %s, zero padding after normalisation to a multiple of the patch size",
+                 in_std);
+        return;
+    }
+    snprintf(buf, size, "unknown");
 }
 
-void policy_size(kc_policy p, int w, int h, int *out_w, int *out_h)
+void policy_size(kc_policy p, int patch, int w, int h, int *out_w, int *out_h)
 {
+    if (patch < 1) patch = 1;
     switch (p) {
     case POLICY_SQUARE480:
-        *out_w = *out_h = 480;
+        *out_w = *out_h = round_up(480, patch);
         return;
     case POLICY_SQUARE224:
-        *out_w = *out_h = 224;
+        *out_w = *out_h = round_up(224, patch);
         return;
     case POLICY_SQUARE448:
-        *out_w = *out_h = 448;
+        *out_w = *out_h = round_up(448, patch);
         return;
     case POLICY_SHORT480: {
         /* DINO's DAVIS code: short side 480, long side floor(480 * long / short / 64) * 64,
          * computed as ints over a float (a square image becomes 480 x 448 there: w is the long
-         * side on a tie). */
+         * side on a tie); then each side rounded up to a multiple of the patch (a no-op for
+         * patches dividing 32, so 16 and 8 keep DINO's sizes; 14 gives a short side of 490). */
         long long s = w < h ? w : h, l = w < h ? h : w;
         int lo = (int)(((480.0 * (double)l / (double)s) / 64.0)) * 64;
         if (w < h) {
@@ -107,6 +127,8 @@ void policy_size(kc_policy p, int w, int h, int *out_w, int *out_h)
             *out_h = 480;
             *out_w = 448;
         }
+        *out_w = round_up(*out_w, patch);
+        *out_h = round_up(*out_h, patch);
         return;
     }
     case POLICY_NATIVE16:
@@ -114,6 +136,15 @@ void policy_size(kc_policy p, int w, int h, int *out_w, int *out_h)
         *out_h = h;
         return;
     }
+}
+
+void policy_grid(kc_policy p, int patch, int w, int h, int *grid_h, int *grid_w)
+{
+    if (patch < 1) patch = 1;
+    int ow, oh;
+    policy_size(p, patch, w, h, &ow, &oh);
+    *grid_h = (oh + patch - 1) / patch;
+    *grid_w = (ow + patch - 1) / patch;
 }
 
 /* ---- Pillow Lanczos ------------------------------------------------------------------------- */
@@ -427,7 +458,7 @@ int policy_prepare(const kc_image *img, kc_policy p, int patch, float **chw, int
     *chw = NULL;
     if (patch <= 0) return kc_fail("invalid patch size %d", patch);
     int w, h;
-    policy_size(p, img->w, img->h, &w, &h);
+    policy_size(p, patch, img->w, img->h, &w, &h);
     if (p == POLICY_NATIVE16 && (img->w < patch || img->h < patch))
         return kc_fail("image of %dx%d is smaller than one %dx%d patch (policy native16)", img->w, img->h,
                        patch, patch);
@@ -442,13 +473,9 @@ int policy_prepare(const kc_image *img, kc_policy p, int patch, float **chw, int
         px = resized;
     }
     const float *std = p == POLICY_SHORT480 ? DAVIS_STD : IMAGENET_STD;
-    int Hp = (h + patch - 1) / patch * patch, Wp = (w + patch - 1) / patch * patch;
-    if (p != POLICY_NATIVE16) { /* the resized size is already a multiple for 16; crop otherwise */
-        Hp = h / patch * patch;
-        Wp = w / patch * patch;
-    }
+    /* native16 pads bottom/right; the resized policies are already multiples of the patch */
+    const int Hp = round_up(h, patch), Wp = round_up(w, patch), ch = h, cw = w;
     float *out = kc_calloc((size_t)3 * Hp * Wp, sizeof(float));
-    int ch = h < Hp ? h : Hp, cw = w < Wp ? w : Wp;
     /* ((v / 255 - mean) / std in float, as torchvision): 256 values per channel, computed once */
     float lut[3][256];
     for (int c = 0; c < 3; c++)

@@ -22,14 +22,15 @@ OUT = "tests/data/voc"
 
 
 def policy_grid(policy, patch, w, h):
+    """docs/design.md: every side rounded up to a multiple of the patch (nothing changes for 16 and 8)."""
     if policy == "native16":
         return -(-h // patch), -(-w // patch)
     if policy == "square480":
-        return 480 // patch, 480 // patch
+        return -(-480 // patch), -(-480 // patch)
     s, l = min(w, h), max(w, h)
     L = (480 * l // s) // 64 * 64
     oh, ow = (L, 480) if w < h else (480, L)
-    return oh // patch, ow // patch
+    return -(-oh // patch), -(-ow // patch)
 
 
 def upsample(labels, policy, patch, w, h):
