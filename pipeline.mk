@@ -130,6 +130,8 @@ RECIPES       := $(OUT)/.recipes
 
 .PHONY: sweep report davis tables probe figures report-html help FORCE
 FORCE:
+# kc_seq N,1: the numbers 1 to N, by make itself (no seq process in every make; past 512, seq)
+kc_seq = $(if $(word $(1),$(2)),$(2),$(if $(word 512,$(2)),$(shell seq 1 $(1)),$(call kc_seq,$(1),$(2) $(words x $(2)))))
 
 # ---- the request checked before anything runs: one line naming what to fix ---------------------
 # (at parse time, for the goals a user types; `make SUBGOAL` of the goals below is not checked again)
@@ -167,14 +169,17 @@ ifneq ($(KC_PIPELINE),)
 # here, so it never runs the pipeline; it redraws when they changed (mtime) or its command did.
 KC_DRAW := $(if $(filter-out $(FIGURES)/% $(REPORT_DIR)/% figures report-html,$(MAKECMDGOALS)),,1)
 
-# A pipeline make starts six processes while it reads this file (process starts are what a make
-# costs, docs/design.md): this shell, for make's pid (the name of its plan, below) and every
-# network's line of nets.ini (configs/net-args.sh --make-all and its awk), and the stamps' check
-# at the end (configs/recipe.awk, its shell and stat).
+# A pipeline make starts four processes while it reads this file (process starts are what a make
+# costs, docs/design.md): this shell, which prints make's pid (the name of its plan, below) and
+# becomes the awk of configs/net-args.sh --make-all (every network's line of nets.ini), and the
+# stamps' check at the end (configs/recipe.awk, its shell and a stat).
+KC_NETS_ALL := $(sort $(NETS) $(ATTN_NETS))
 KC_START := $(shell $(if $(wildcard $(RECIPES)),,mkdir -p $(RECIPES) && )echo KC-PID=$$PPID && \
-              OUT=$(OUT) WEIGHTS=$(WEIGHTS) configs/net-args.sh $(NETS_INI) --make-all $(sort $(NETS) $(ATTN_NETS)) 2>&1 || echo KC-FAILED)
-ifneq ($(filter KC-FAILED,$(KC_START)),)
-$(error $(filter-out KC-FAILED KC-PID=%,$(KC_START)))
+              if [ -f $(NETS_INI) ]; then OUT=$(OUT) WEIGHTS=$(WEIGHTS) exec awk -v make=1 -f configs/net-args.awk -- $(NETS_INI) --make-all $(KC_NETS_ALL) 2>&1; \
+              else echo "net-args: $(NETS_INI): no such file KC-FAILED"; fi)
+KC_NET_LINES := $(filter-out KC-PID=%,$(KC_START))
+ifneq ($(filter KC-FAILED,$(KC_START))$(filter-out $(words $(KC_NETS_ALL)),$(words $(KC_NET_LINES))),)
+$(error $(filter-out KC-FAILED,$(KC_NET_LINES)))
 endif
 KC_PLAN_FILE := $(RECIPES)/.plan.$(patsubst KC-PID=%,%,$(filter KC-PID=%,$(KC_START)))
 KC_HASHES := $(RECIPES)/.hashes.tsv
@@ -225,7 +230,7 @@ kc_cmd = $(subst @OUT@,$(2),$(subst @SHARD@,$(3),$(1)))
 ifeq ($(SHARDS),1)
 kc_cached = $(call kc_product,$(1),$(2),$(3),$(call kc_cmd,$(4),$(1),))
 else
-SHARD_IDS := $(if $(filter 1,$(SHARDS)),1,$(shell seq 1 $(SHARDS)))
+SHARD_IDS := $(if $(filter 1,$(SHARDS)),1,$(call kc_seq,$(SHARDS),1))
 kc_shards_of = $(foreach k,$(SHARD_IDS),$(1).shards/$(k)-of-$(SHARDS).h5)
 define kc_shard_rule
 $(1).shards/$(5)-of-$(SHARDS).h5: $(2) $(call kc_stamp,$(1)) $(call kc_missing,$(3))
@@ -244,13 +249,13 @@ endef
 kc_cached = $(foreach k,$(SHARD_IDS),$(eval $(call kc_shard_rule,$(1),$(2),$(3),$(4),$(k))))$(eval $(call kc_merged_rule,$(1),$(2),$(3),$(4)))
 endif
 
-# ---- the networks: nets.ini read once per make (configs/net-args.sh --make-all, KC_START) --------
+# ---- the networks: nets.ini read once per make (configs/net-args.awk --make-all, KC_START) -------
 # KC_ARGS.n  kc-extract's options; KC_W.n the weights file; KC_KIND.n network|baseline; KC_INIT.n
 # kc-init's options (`init =` networks, whose weights are a product: KC_WDEP.n); KC_WHASH.n the
 # files whose content the features depend on (the weights and a config.json beside them).
-# (KC_START holds a word "n|KIND|WEIGHTS|INIT|OPTIONS" per network, spaces in a field written '^')
+# (KC_NET_LINES: a word "n|KIND|WEIGHTS|INIT|OPTIONS" per network, spaces in a field written '^')
 define kc_net_info
-KC_NETF.$(1) := $$(subst |, ,$$(patsubst $(1)|%,%,$$(filter $(1)|%,$$(KC_START))))
+KC_NETF.$(1) := $$(subst |, ,$$(patsubst $(1)|%,%,$$(filter $(1)|%,$$(KC_NET_LINES))))
 KC_KIND.$(1) := $$(word 1,$$(KC_NETF.$(1)))
 KC_W.$(1)    := $$(patsubst -,,$$(word 2,$$(KC_NETF.$(1))))
 KC_INIT.$(1) := $$(subst ^, ,$$(patsubst -,,$$(word 3,$$(KC_NETF.$(1)))))
