@@ -232,9 +232,9 @@ kc_cached = $(call kc_product,$(1),$(2),$(3),$(call kc_cmd,$(4),$(1),))
 else
 SHARD_IDS := $(if $(filter 1,$(SHARDS)),1,$(call kc_seq,$(SHARDS),1))
 kc_shards_of = $(foreach k,$(SHARD_IDS),$(1).shards/$(k)-of-$(SHARDS).h5)
+# (the stage makes the shard's folder, as every cache writer makes its output's folder)
 define kc_shard_rule
 $(1).shards/$(5)-of-$(SHARDS).h5: $(2) $(call kc_stamp,$(1)) $(call kc_missing,$(3))
-	@mkdir -p $$(@D)
 	$(call kc_cmd,$(4),$$@, --shard $(5)/$(SHARDS))
 endef
 # After a merge, kc-merge --remove-shards reads the merged cache back and checks it against the
