@@ -30,11 +30,13 @@ ifeq ($(SANITIZE),1)
 CFLAGS_BASE += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDSAN   := -fsanitize=address,undefined
 endif
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# pkg-config runs once per make, when a compile or link first needs it (not when make only reads
+# the Makefile: the pipeline's sub-makes never compile)
+PKG_CFLAGS = $(eval PKG_CFLAGS := $$(shell pkg-config --cflags $$(PKGS) 2>/dev/null))$(PKG_CFLAGS)
+PKG_LIBS   = $(eval PKG_LIBS := $$(shell pkg-config --libs $$(PKGS) 2>/dev/null))$(PKG_LIBS)
 CFLAGS  ?=
 # oneDNN (libdnnl-dev) ships no pkg-config file in Debian 12: linked by name
-LDLIBS  := $(PKG_LIBS) -ldnnl -lm
+LDLIBS   = $(PKG_LIBS) -ldnnl -lm
 ALL_CFLAGS = $(CFLAGS_BASE) $(PKG_CFLAGS) $(CFLAGS)
 
 LIB_SRC   := $(sort $(wildcard pipeline/*.c pipeline/*/*.c datasets/*.c decoders/*.c eval/*.c))
@@ -100,7 +102,9 @@ $(BUILD)/tests/libkc_%.so: tests/shims/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -Wall -Wextra -fPIC -shared $< -o $@ -ldl
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+# the headers each object was compiled from (-MMD), objects one or two folders deep ($(wildcard),
+# not a find: no process in every make)
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d)
 
 # ---- tests -----------------------------------------------------------------------------------
 test: deps
@@ -117,7 +121,7 @@ $(BUILD)/other-arch/obj/%.o: %.c
 	$(CC) $(filter-out $(ARCH),$(ALL_CFLAGS)) $(OTHER_ARCH) -MMD -MP -c $< -o $@
 $(BUILD)/other-arch/kc-decode: $(OTHER_SRC:%.c=$(BUILD)/other-arch/obj/%.o) $(LIB)
 	$(CC) $(filter-out $(ARCH),$(ALL_CFLAGS)) $(OTHER_ARCH) $(LDSAN) $^ $(LDLIBS) -o $@
--include $(shell find $(BUILD)/other-arch -name '*.d' 2>/dev/null)
+-include $(wildcard $(BUILD)/other-arch/obj/*/*.d)
 
 # The README's promise on a new machine (as root): a minimal Debian 12 root (debootstrap, cached
 # under /var/tmp), a git clone of HEAD in it — committed work only, uncommitted changes are not

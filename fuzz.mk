@@ -43,7 +43,7 @@ $(FUZZ_LIB): $(FUZZ_LIB_OBJ)
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/fuzz/fuzz_%.o $(FUZZ_LIB)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) $(LDLIBS) -o $@
 
--include $(shell find $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(wildcard $(FUZZ_BUILD)/obj/*/*.d $(FUZZ_BUILD)/obj/*/*/*.d)
 
 fuzz: $(FUZZ_BINS)
 	@FUZZ_BUILD=$(FUZZ_BUILD) fuzz/run.sh total $(FUZZ_SECONDS) "$(FUZZ_OPTS)" $(FUZZ_NAMES)

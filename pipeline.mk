@@ -130,6 +130,8 @@ RECIPES       := $(OUT)/.recipes
 
 .PHONY: sweep report davis tables probe figures report-html help FORCE
 FORCE:
+# kc_seq N,1: the numbers 1 to N, by make itself (no seq process in every make; past 512, seq)
+kc_seq = $(if $(word $(1),$(2)),$(2),$(if $(word 512,$(2)),$(shell seq 1 $(1)),$(call kc_seq,$(1),$(2) $(words x $(2)))))
 
 # ---- the request checked before anything runs: one line naming what to fix ---------------------
 # (at parse time, for the goals a user types; `make SUBGOAL` of the goals below is not checked again)
@@ -167,10 +169,21 @@ ifneq ($(KC_PIPELINE),)
 # here, so it never runs the pipeline; it redraws when they changed (mtime) or its command did.
 KC_DRAW := $(if $(filter-out $(FIGURES)/% $(REPORT_DIR)/% figures report-html,$(MAKECMDGOALS)),,1)
 
-KC_PID := $(shell $(if $(wildcard $(RECIPES)),,mkdir -p $(RECIPES) && )echo $$PPID)
-KC_PLAN := $(RECIPES)/.plan.$(KC_PID)
+# A pipeline make starts four processes while it reads this file (process starts are what a make
+# costs, docs/design.md): this shell, which prints make's pid (the name of its plan, below) and
+# becomes the awk of configs/net-args.sh --make-all (every network's line of nets.ini), and the
+# stamps' check at the end (configs/recipe.awk, its shell and a stat).
+KC_NETS_ALL := $(sort $(NETS) $(ATTN_NETS))
+KC_START := $(shell $(if $(wildcard $(RECIPES)),,mkdir -p $(RECIPES) && )echo KC-PID=$$PPID && \
+              if [ -f $(NETS_INI) ]; then OUT=$(OUT) WEIGHTS=$(WEIGHTS) exec awk -v make=1 -f configs/net-args.awk -- $(NETS_INI) --make-all $(KC_NETS_ALL) 2>&1; \
+              else echo "net-args: $(NETS_INI): no such file KC-FAILED"; fi)
+KC_NET_LINES := $(filter-out KC-PID=%,$(KC_START))
+ifneq ($(filter KC-FAILED,$(KC_START))$(filter-out $(words $(KC_NETS_ALL)),$(words $(KC_NET_LINES))),)
+$(error $(filter-out KC-FAILED,$(KC_NET_LINES)))
+endif
+KC_PLAN_FILE := $(RECIPES)/.plan.$(patsubst KC-PID=%,%,$(filter KC-PID=%,$(KC_START)))
 KC_HASHES := $(RECIPES)/.hashes.tsv
-$(file >$(KC_PLAN))
+$(file >$(KC_PLAN_FILE))
 
 # ---- products and their stamps -----------------------------------------------------------------
 # kc_stamp P: P's stamp, under $(RECIPES) by P's path below OUT (or abs/<absolute path>)
@@ -185,19 +198,28 @@ $(1): $(2) $(call kc_stamp,$(1)) $(call kc_missing,$(3))
 	$(strip $(4))$(if $(strip $(5)), $(strip $(5)))
 $(call kc_stamp_rule,$(1),$(3),$(4))
 endef
-# The stamps are checked once per make: each product's line goes to KC_PLAN while the rules are
-# made, and one configs/recipe.sh --check at the end names the stamps whose text changed; only those
+# The stamps are checked once per make: each product's line goes to KC_PLAN_FILE while the rules
+# are made, and one configs/recipe.awk at the end names the stamps whose text changed; only those
 # get a rule (FORCE, run also under make -n) that rewrites them when make reaches them, so a make
-# rewrites the stamps of its goals' products only.
+# rewrites the stamps of its goals' products only.  Make writes the stamp itself ($(file)): the
+# command, then a line per hashed file with the hash the check found (KC-SHA words).
 define kc_stamp_rule
 KC_TEXT.$(call kc_stamp,$(1)) := $(strip $(3))
 KC_HASHED.$(call kc_stamp,$(1)) := $(strip $(2))
-$$(file >>$(KC_PLAN),$(call kc_stamp,$(1)) @@ $(strip $(2)) @@ $(strip $(3)))
+$$(file >>$(KC_PLAN_FILE),$(call kc_stamp,$(1)) @@ $(strip $(2)) @@ $(strip $(3)))
 endef
 define kc_stamp_write
 $(1): FORCE
-	+@KC_TEXT='$$(subst ','\'',$$(KC_TEXT.$(1)))' KC_HASHES=$(KC_HASHES) configs/recipe.sh $$@ $$(KC_HASHED.$(1))
+	+@$$(file >$$@,$$(KC_TEXT.$(1))$$(call kc_hash_lines,$$(KC_HASHED.$(1))))
 endef
+define kc_nl
+
+
+endef
+# kc_hash_lines FILES: for each file a newline and "sha256 <hex> <file>" or "missing <file>"
+kc_sha = $(patsubst KC-SHA|$(1)|%,%,$(filter KC-SHA|$(1)|%,$(KC_CHECKED)))
+kc_hash_line = $(if $(call kc_sha,$(1)),sha256 $(call kc_sha,$(1)) $(1),missing $(1))
+kc_hash_lines = $(if $(1),$(kc_nl)$(call kc_hash_line,$(firstword $(1)))$(call kc_hash_lines,$(wordlist 2,$(words $(1)),$(1))))
 kc_product = $(eval $(call kc_product_rule,$(1),$(2),$(3),$(4),$(5)))
 
 # $(call kc_cached,P,PREREQS,HASHED,TEMPLATE): a cache made by one stage run, or with SHARDS=n by n
@@ -208,11 +230,11 @@ kc_cmd = $(subst @OUT@,$(2),$(subst @SHARD@,$(3),$(1)))
 ifeq ($(SHARDS),1)
 kc_cached = $(call kc_product,$(1),$(2),$(3),$(call kc_cmd,$(4),$(1),))
 else
-SHARD_IDS := $(if $(filter 1,$(SHARDS)),1,$(shell seq 1 $(SHARDS)))
+SHARD_IDS := $(if $(filter 1,$(SHARDS)),1,$(call kc_seq,$(SHARDS),1))
 kc_shards_of = $(foreach k,$(SHARD_IDS),$(1).shards/$(k)-of-$(SHARDS).h5)
+# (the stage makes the shard's folder, as every cache writer makes its output's folder)
 define kc_shard_rule
 $(1).shards/$(5)-of-$(SHARDS).h5: $(2) $(call kc_stamp,$(1)) $(call kc_missing,$(3))
-	@mkdir -p $$(@D)
 	$(call kc_cmd,$(4),$$@, --shard $(5)/$(SHARDS))
 endef
 # After a merge, kc-merge --remove-shards reads the merged cache back and checks it against the
@@ -227,17 +249,13 @@ endef
 kc_cached = $(foreach k,$(SHARD_IDS),$(eval $(call kc_shard_rule,$(1),$(2),$(3),$(4),$(k))))$(eval $(call kc_merged_rule,$(1),$(2),$(3),$(4)))
 endif
 
-# ---- the networks: nets.ini read once per make (configs/net-args.sh) -----------------------------
+# ---- the networks: nets.ini read once per make (configs/net-args.awk --make-all, KC_START) -------
 # KC_ARGS.n  kc-extract's options; KC_W.n the weights file; KC_KIND.n network|baseline; KC_INIT.n
 # kc-init's options (`init =` networks, whose weights are a product: KC_WDEP.n); KC_WHASH.n the
 # files whose content the features depend on (the weights and a config.json beside them).
-kc_sp := $(subst ,, )
+# (KC_NET_LINES: a word "n|KIND|WEIGHTS|INIT|OPTIONS" per network, spaces in a field written '^')
 define kc_net_info
-KC_NET.$(1) := $$(shell OUT=$(OUT) WEIGHTS=$(WEIGHTS) configs/net-args.sh $(NETS_INI) $(1) --make 2>&1 || echo KC-FAILED)
-ifneq ($$(filter KC-FAILED,$$(KC_NET.$(1))),)
-$$(error $$(filter-out KC-FAILED,$$(KC_NET.$(1))))
-endif
-KC_NETF.$(1) := $$(subst |, ,$$(subst $$(kc_sp),^,$$(KC_NET.$(1))))
+KC_NETF.$(1) := $$(subst |, ,$$(patsubst $(1)|%,%,$$(filter $(1)|%,$$(KC_NET_LINES))))
 KC_KIND.$(1) := $$(word 1,$$(KC_NETF.$(1)))
 KC_W.$(1)    := $$(patsubst -,,$$(word 2,$$(KC_NETF.$(1))))
 KC_INIT.$(1) := $$(subst ^, ,$$(patsubst -,,$$(word 3,$$(KC_NETF.$(1)))))
@@ -414,7 +432,8 @@ $(call kc_product,$(REPORT_DIR)/index.html,$(BUILD)/kc-report $(REPORT_INPUTS),$
 endif
 
 # the stamps whose text changed get their rule
-KC_CHANGED := $(shell KC_HASHES=$(KC_HASHES) configs/recipe.sh --check $(KC_PLAN))
+KC_CHECKED := $(shell awk -v table=$(KC_HASHES) -v tmp=$(KC_HASHES).$$$$ -v plan=$(KC_PLAN_FILE) -f configs/recipe.awk $(KC_PLAN_FILE))
+KC_CHANGED := $(filter-out KC-SHA|%,$(KC_CHECKED))
 $(foreach s,$(KC_CHANGED),$(eval $(call kc_stamp_write,$(s))))
 ifneq ($(SHARDS),1)
 .SECONDARY: $(KC_SHARD_FILES)

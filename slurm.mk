@@ -20,7 +20,7 @@
 SLURM_INI ?= configs/slurm.ini
 KEEP_SHARDS ?=
 
-SHARD_IDS := $(if $(filter 1,$(SHARDS)),1,$(shell seq 1 $(SHARDS)))
+SHARD_IDS := $(if $(filter 1,$(SHARDS)),1,$(call kc_seq,$(SHARDS),1))
 kc_shards_of = $(foreach k,$(SHARD_IDS),$(1).shards/$(k)-of-$(SHARDS).h5)
 # The shard rules and their merges are pipeline.mk's (kc_cached, kc_davis_results): a shard is
 # made with the same arguments as the single run, with --shard k/n, from the WHOLE (merged) input;

@@ -20,15 +20,26 @@ case ${SHARDS:-1} in ''|*[!0-9]*|0) say "SHARDS=$SHARDS is not a positive number
 [ -n "${NETS// /}" ] || say "NETS is empty: name the networks, sections of $NETS_INI"
 extracts=0
 for g in sweep report davis probe; do has $g && extracts=1; done
-for n in $NETS $ATTN_NETS; do
-  info=$(OUT=$OUT WEIGHTS=$WEIGHTS configs/net-args.sh "$NETS_INI" "$n" --make 2>&1) || say "NETS: ${info#net-args: }"
-  [ $extracts = 1 ] || continue
-  IFS='|' read -r _ w init _ <<<"$info"
-  if [ "$init" = - ] && [ "$w" != - ] && [ ! -f "$w" ]; then
-    if [ "$n" = weights ]; then say "WEIGHTS=$w: no such file"; fi
-    say "network $n: weights $w (section [$n] of $NETS_INI): no such file"
+# net_weights NAME WEIGHTS INIT: a `weights =` network's file must exist (when the goals extract)
+net_weights() {
+  [ $extracts = 1 ] || return 0
+  if [ "$3" = - ] && [ "$2" != - ] && [ ! -f "$2" ]; then
+    if [ "$1" = weights ]; then say "WEIGHTS=$2: no such file"; fi
+    say "network $1: weights $2 (section [$1] of $NETS_INI): no such file"
   fi
-done
+}
+# every network read by one run (configs/net-args.sh --make-all; spaces in a field are '^'); when
+# one has a problem, they are read again one by one, so that the first problem is the one named
+# shellcheck disable=SC2086  # NETS and ATTN_NETS are lists of words
+if infos=$(OUT=$OUT WEIGHTS=$WEIGHTS configs/net-args.sh "$NETS_INI" --make-all $NETS $ATTN_NETS 2>/dev/null); then
+  while IFS='|' read -r n _ w init _; do [ -z "$n" ] || net_weights "$n" "${w//^/ }" "$init"; done <<<"$infos"
+else
+  for n in $NETS $ATTN_NETS; do
+    info=$(OUT=$OUT WEIGHTS=$WEIGHTS configs/net-args.sh "$NETS_INI" "$n" --make 2>&1) || say "NETS: ${info#net-args: }"
+    IFS='|' read -r _ w init _ <<<"$info"
+    net_weights "$n" "$w" "$init"
+  done
+fi
 
 # VOC: the root and the lists the goals read
 voc_needed=0

@@ -6,25 +6,29 @@
 # ~0.02 s/image, the 144-setting grid ~0.5 s/image, one setting ~0.01 s/image, propagation
 # ~0.1 s/frame.
 set -u
-count() { [ -f "$1" ] && grep -cv '^[[:space:]]*$' "$1" || echo 0; }
-n_select=$(count "${SELECT_LIST:-/nonexistent}")
-if [ "$n_select" -eq 0 ]; then   # not drawn yet: min(SELECT_COUNT, the train list)
-  n_select=$(count "${TRAIN_LIST:-/nonexistent}")
-  [ "$n_select" -gt "${SELECT_COUNT:-1000}" ] && n_select=${SELECT_COUNT:-1000}
-fi
-n_val=$(count "${VAL_LIST:-/nonexistent}")
+# (bash builtins but one awk: it runs before every goal's steps, and process starts are what cost)
 n_davis=0
 if [ -n "${DAVIS_ROOT:-}" ] && [ -f "$DAVIS_ROOT/ImageSets/2017/${DAVIS_SPLIT:-val}.txt" ]; then
-  while read -r s; do [ -n "$s" ] && n_davis=$((n_davis + $(ls "$DAVIS_ROOT/JPEGImages/480p/$s" 2>/dev/null | wc -l))); done \
+  shopt -s nullglob
+  while read -r s; do [ -n "$s" ] || continue; frames=("$DAVIS_ROOT/JPEGImages/480p/$s"/*); n_davis=$((n_davis + ${#frames[@]})); done \
     < "$DAVIS_ROOT/ImageSets/2017/${DAVIS_SPLIT:-val}.txt"
 fi
-awk -v ns="$n_select" -v nv="$n_val" -v nd="$n_davis" '
+awk -v nd="$n_davis" '
+  # the non-blank lines of a list (0 when it does not exist)
+  function lines(f,   n, l) { n = 0; while ((getline l < f) > 0) if (l !~ /^[ \t\r\f\v]*$/) n++; close(f); return n }
+  BEGIN {
+    ns = lines(ENVIRON["SELECT_LIST"])
+    if (ns == 0) {   # not drawn yet: min(SELECT_COUNT, the train list)
+      ns = lines(ENVIRON["TRAIN_LIST"]); cap = ENVIRON["SELECT_COUNT"] == "" ? 1000 : ENVIRON["SELECT_COUNT"] + 0
+      if (ns > cap) ns = cap
+    }
+    nv = lines(ENVIRON["VAL_LIST"])
+  }
   function images(line) {
     if (line ~ /voc12-select|select[0-9]+\.txt/) return ns == 0 ? 1000 : ns
     if (line ~ /davis17/) return nd == 0 ? 2000 : nd
     return nv == 0 ? 1449 : nv
   }
-  /configs\/recipe\.sh / { next }   # a recipe stamp checked (pipeline.mk), not a stage
   /kc-[a-z]+ / {
     match($0, /kc-[a-z]+/); stage = substr($0, RSTART, RLENGTH); n = images($0); s = 0
     if (stage == "kc-extract") s = n * ($0 ~ /--model color/ ? 0.02 : 0.3)

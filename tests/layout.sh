@@ -38,15 +38,16 @@ while read -r room allowed; do
   MAY[$room]=$allowed
 done <<<"$RULES"
 
-# room_of PATH: prints the room of a repository path ("" when it is in none of the folders)
+# room_of PATH: sets ROOM to the room of a repository path ("" when it is in none of the folders)
+# (a variable, not output read by $(...): no subshell per include)
 room_of() {
   local p=$1 top=${1%%/*}
   case $top in
     pipeline)
       local rest=${p#pipeline/}
-      if [[ $rest == */* ]]; then echo "pipeline/${rest%%/*}"; else echo pipeline/base; fi ;;
-    datasets | decoders | eval | stages | fuzz | tests) echo "$top" ;;
-    *) echo "" ;;
+      if [[ $rest == */* ]]; then ROOM="pipeline/${rest%%/*}"; else ROOM=pipeline/base; fi ;;
+    datasets | decoders | eval | stages | fuzz | tests) ROOM=$top ;;
+    *) ROOM= ;;
   esac
 }
 # norm PATH: sets NORM to PATH without its "./" and "dir/.." parts
@@ -77,13 +78,22 @@ allowed() {
 
 bad=0 n=0
 say() { echo "$1"; bad=$((bad + 1)); }
-while IFS= read -r f; do
-  from=$(room_of "$f")
+mapfile -t files < <(find "${FOLDERS[@]}" -type f \( -name '*.c' -o -name '*.h' \) 2>/dev/null | LC_ALL=C sort)
+# every include line of every file, from one grep ("FILE:LINE:TEXT", grouped by file in the order
+# of the list)
+hits=()
+[ ${#files[@]} = 0 ] || mapfile -t hits < <(grep -n -H '^[[:space:]]*#[[:space:]]*include' -- "${files[@]}")
+h=0
+for f in "${files[@]}"; do
+  room_of "$f"; from=$ROOM
   if [ -z "${MAY[$from]+x}" ]; then
     say "$f:1: $from/ is not a room of the table in tests/layout.sh (add its line there and in docs/design.md)"
+    while [ $h -lt ${#hits[@]} ] && [[ ${hits[$h]} == "$f:"* ]]; do h=$((h + 1)); done
     continue
   fi
-  while IFS=: read -r lineno line; do
+  while [ $h -lt ${#hits[@]} ] && [[ ${hits[$h]} == "$f:"* ]]; do
+    IFS=: read -r lineno line <<<"${hits[$h]#"$f:"}"
+    h=$((h + 1))
     [[ $line =~ ^[[:space:]]*#[[:space:]]*include[[:space:]]*\"([^\"]+)\" ]] || continue
     inc=${BASH_REMATCH[1]}
     n=$((n + 1))
@@ -95,13 +105,13 @@ while IFS= read -r f; do
       if [ -f "$NORM" ]; then target=$NORM
       else say "$f:$lineno: #include \"$inc\": no such file (neither beside $f nor from the root)"; continue; fi
     fi
-    to=$(room_of "$target")
+    room_of "$target"; to=$ROOM
     if [ -z "$to" ]; then
       say "$f:$lineno: #include \"$inc\": $target is outside the folders of the table"
     elif ! allowed "$from" "$to"; then
       say "$f:$lineno: #include \"$inc\": $from may not include $to (it may include: ${MAY[$from]/#-/only itself})"
     fi
-  done < <(grep -n '^[[:space:]]*#[[:space:]]*include' "$f")
-done < <(find "${FOLDERS[@]}" -type f \( -name '*.c' -o -name '*.h' \) 2>/dev/null | LC_ALL=C sort)
+  done
+done
 echo "layout: $n includes checked, $bad against the order"
 [ "$bad" -eq 0 ]

@@ -53,12 +53,15 @@ fixture "$B"/kc-propagate --features "$I/tokens.h5" --davis "$D/davis" --split v
 bash tests/plot_fixture.sh "$I/plot" n1 n2 >/dev/null 2>&1 || bad "plot fixture"
 
 # ---- the stages, each writing under a folder o ------------------------------------------------
-out_name() {
+# (the helpers run some 400 times each: they set variables and use bash's own tests where they can,
+# a process start costing ~15 ms of CPU on the test machine)
+name_of() { # stage: its output's name in NAME
   case $1 in
-    extract) echo keys.h5 ;; center) echo centered.h5 ;; decode) echo masks.h5 ;; merge) echo merged.h5 ;;
-    score) echo scores ;; propagate | davis) echo res ;; table) echo tables ;; plot) echo figs ;;
+    extract) NAME=keys.h5 ;; center) NAME=centered.h5 ;; decode) NAME=masks.h5 ;; merge) NAME=merged.h5 ;;
+    score) NAME=scores ;; propagate | davis) NAME=res ;; table) NAME=tables ;; plot) NAME=figs ;;
   esac
 }
+out_name() { name_of "$1"; echo "$NAME"; }
 is_cache() { case $1 in extract | center | decode | merge) return 0 ;; esac; return 1; }
 lock_of() { # stage o
   case $1 in
@@ -84,42 +87,58 @@ stage_cmd() { # stage o: the command, in the array C
 }
 # what a stage's input folder needs before it runs (kc-davis scores kc-propagate's PNGs in place)
 prepare() { # stage o
-  mkdir -p "$2"
+  [ -d "$2" ] || mkdir -p "$2"
   if [ "$1" = davis ] && [ ! -e "$2/res" ]; then cp -r "$I/res" "$2/res"; fi
   return 0
 }
 clear_out() { # stage o: the output, its partial folder and temporary files
-  local p=$2/$(out_name "$1")
+  name_of "$1"; local p=$2/$NAME
   if [ "$1" = davis ]; then rm -f "$p"/global_results-val.* "$p"/per-sequence_results-val.*; return; fi
   rm -rf "$p" "$p.partial" "$p.tmp"
 }
 # digest of the output's content (every file, hidden ones too: a lock left behind shows)
+# (a folder's files: every regular file below it, hidden ones too, in a fixed order, by one sha256sum)
 digest() { # stage o
-  local p=$2/$(out_name "$1")
+  name_of "$1"; local p=$2/$NAME
   if [ "$1" = davis ]; then
     (cd "$p" 2>/dev/null && sha256sum global_results-val.csv per-sequence_results-val.csv global_results-val.json 2>&1)
     [ -e "$p/.keycut.lock" ] && echo "lock file left"
     return
   fi
-  if [ -d "$p" ]; then (cd "$p" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum); elif [ -f "$p" ]; then sha256sum <"$p"; else echo absent; fi
+  if [ -d "$p" ]; then
+    (cd "$p" && shopt -s globstar dotglob nullglob && files=() && for f in **; do [ -f "$f" ] && [ ! -L "$f" ] && files+=("$f"); done
+     [ ${#files[@]} = 0 ] || sha256sum -- "${files[@]}")
+  elif [ -f "$p" ]; then sha256sum <"$p"; else echo absent; fi
 }
 # digest plus each file's inode and modification time: "untouched" means all equal
 identity() { # stage o
-  local p=$2/$(out_name "$1")
+  name_of "$1"; local p=$2/$NAME
   [ -e "$p" ] && find "$p" -maxdepth 1 -type f -print0 | sort -z | xargs -0 -r stat -c '%n %i %Y.%y %s'
   [ "$1" = score ] && stat -c '%n %i %Y.%y %s' "$2/ledger.tsv" 2>&1  # (a failed run appends nothing)
   digest "$1" "$2"
 }
-nonempty_lines() { sed '/^[[:space:]]*$/d' "$1"; }
-one_line() { [ "$(nonempty_lines "$1" | wc -l)" = 1 ]; }
+# nonblank FILE: its non-blank lines in the array NB, and in NB_TAIL a last one without its newline
+# (what sed '/^[[:space:]]*$/d' prints; one_line counts the lines as wc -l does)
+nonblank() {
+  local l; NB=() NB_TAIL=
+  while IFS= read -r l; do [[ $l =~ ^[[:space:]]*$ ]] || NB+=("$l"); done <"$1"
+  [[ $l =~ ^[[:space:]]*$ ]] || NB_TAIL=$l
+}
+nonempty_lines() { nonblank "$1"; [ ${#NB[@]} = 0 ] || printf '%s\n' "${NB[@]}"; printf '%s' "$NB_TAIL"; }
+one_line() { nonblank "$1"; [ ${#NB[@]} = 1 ]; }
+# says TEXT: a non-blank line of the file nonblank read holds TEXT
+says() { local l; for l in "${NB[@]}" "$NB_TAIL"; do [[ $l == *"$1"* ]] && return 0; done; return 1; }
 run_solo() { # stage o log: a clean run
   clear_out "$1" "$2"
   prepare "$1" "$2"
   stage_cmd "$1" "$2"
   "${C[@]}" >/dev/null 2>"$3"
 }
+# pause SECONDS: a sleep without a process (read's timeout on a pipe nobody writes to)
+exec {PAUSE_FD}<> <(:)
+pause() { read -r -t "$1" -u "$PAUSE_FD" _ || true; }
 # waits (up to 5 s) for a file; 0 when it appeared
-wait_file() { local k; for k in $(seq 500); do [ -e "$1" ] && return 0; sleep 0.01; done; return 1; }
+wait_file() { local k; for ((k = 0; k < 500; k++)); do [ -e "$1" ] && return 0; pause 0.01; done; return 1; }
 
 # ==== 1. one writer per output ====================================================================
 for s in "${STAGES[@]}"; do
@@ -162,7 +181,7 @@ for s in "${STAGES[@]}"; do
     stage_cmd $s "$o"
     "${C[@]}" >/dev/null 2>"$T/r1.err" &
     p1=$!
-    sleep "0.0$((RANDOM % 60))"
+    pause "0.0$((RANDOM % 60))"
     "${C[@]}" >/dev/null 2>"$T/r2.err" &
     p2=$!
     wait $p1; rc1=$?
@@ -170,7 +189,7 @@ for s in "${STAGES[@]}"; do
     for e in 1 2; do
       rc=$([ $e = 1 ] && echo $rc1 || echo $rc2)
       if [ "$rc" != 0 ]; then
-        if one_line "$T/r$e.err" && grep -q "is being written by another run (kc-$s, pid" "$T/r$e.err"; then refused=$((refused + 1)); else
+        if one_line "$T/r$e.err" && says "is being written by another run (kc-$s, pid"; then refused=$((refused + 1)); else
           wrong=$((wrong + 1)); echo "$s race $k: run $e exit $rc: $(tail -n 2 "$T/r$e.err")"; fi
       fi
     done

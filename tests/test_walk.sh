@@ -75,8 +75,9 @@ PRINTED='^\||^[a-z0-9-]+: (probe mIoU |[0-9])'   # the tables, make davis' and m
 # results browser (but the ledger and the caches, which record their own paths and times)
 products() { (cd "$1" && find $WRITTEN work/scores work/results -type f \
                ! -name '*.pdf' ! -name '*.png' ! -name '.*' 2>/dev/null | sort); }
-# bundle DIR FILE...: a digest of the files' bytes, DIR's own path read as DIR
-bundle() { local d=$1; shift; (cd "$d" && for f in "$@"; do echo "== $f"; cat -- "$f" 2>/dev/null || echo "(missing)"; done) | sed "s|$d|DIR|g" | sha256sum; }
+# bundle DIR FILE...: a digest of the files' bytes, DIR's own path read as DIR (one tail -v for
+# all: each file's bytes under a header "==> FILE <=="; a missing file has no header)
+bundle() { local d=$1; shift; (cd "$d" && { [ $# = 0 ] || tail -v -n +1 -- "$@" 2>/dev/null; }) | sed "s|$d|DIR|g" | sha256sum; }
 # the folders a request writes whole (OUT keeps the products of other requests: a cache)
 written() { (cd "$1" && find $WRITTEN -type f ! -name '.*' 2>/dev/null | sort); }
 WRITTEN="tables figures report"
