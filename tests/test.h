@@ -88,6 +88,23 @@ static inline const char *test_tmpdir(const char *name)
     return buf;
 }
 
+/* The whole of a file that holds exactly `bytes` bytes (a reference blob), malloc'd; NULL when it
+ * is absent or of another size. */
+static inline void *test_read_exact(const char *path, size_t bytes)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    void *v = malloc(bytes ? bytes : 1);
+    size_t got = fread(v, 1, bytes, f);
+    int extra = fgetc(f);
+    fclose(f);
+    if (got != bytes || extra != EOF) {
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
 static inline int test_done(void)
 {
     printf("RESULT %d %d %d\n", test_passed, test_failed, test_skipped);

@@ -19,17 +19,7 @@ static void *read_blob(const char *name, size_t bytes)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", DATA, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    void *v = malloc(bytes);
-    size_t got = fread(v, 1, bytes, f);
-    int extra = fgetc(f);
-    fclose(f);
-    if (got != bytes || extra != EOF) {
-        free(v);
-        return NULL;
-    }
-    return v;
+    return test_read_exact(path, bytes);
 }
 
 static vit_model *load_tiny(int drop_cls)

@@ -64,27 +64,11 @@ static int kind_index(const char *k)
     return -1;
 }
 
-/* Reads exactly n values of `size` bytes; NULL when absent or of another size. */
-static void *read_exact(const char *path, size_t n, size_t size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    void *v = malloc(n * size + 1);
-    size_t got = fread(v, size, n, f);
-    int extra = fgetc(f);
-    fclose(f);
-    if (got != n || extra != EOF) {
-        free(v);
-        return NULL;
-    }
-    return v;
-}
-
 static float *read_f32(const char *name, size_t n)
 {
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", case_dir, name);
-    return read_exact(path, n, sizeof(float));
+    return test_read_exact(path, n * sizeof(float));
 }
 
 /* (3, h, w) normalised input: .u8 (h, w, 3) RGB bytes -> (v / 255 - mean) / sd in float, the
@@ -96,7 +80,7 @@ static float *read_input(const char *name, int h, int w)
     if (len > 3 && !strcmp(name + len - 3, ".u8")) {
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", case_dir, name);
-        unsigned char *u8 = read_exact(path, n, 1);
+        unsigned char *u8 = test_read_exact(path, n);
         if (!u8) return NULL;
         static const float mean[3] = {0.485f, 0.456f, 0.406f}, sd[3] = {0.229f, 0.224f, 0.225f};
         float *chw = malloc(n * sizeof(float));

@@ -24,20 +24,7 @@
  * full-size cases it generated) */
 static const char *case_dir = DATA;
 
-static float *read_f32(const char *path, size_t n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    float *v = malloc(n * sizeof(float));
-    size_t got = fread(v, sizeof(float), n, f);
-    int extra = fgetc(f);
-    fclose(f);
-    if (got != n || extra != EOF) {
-        free(v);
-        return NULL;
-    }
-    return v;
-}
+static float *read_f32(const char *path, size_t n) { return test_read_exact(path, n * sizeof(float)); }
 
 /* max |a - b| and max |b| */
 static void compare(const float *a, const float *b, size_t n, double *maxdiff, double *maxref,

@@ -302,14 +302,13 @@ static int load_all(vit_model *m, loader *L, const vit_opts *o)
             snprintf(name, sizeof name, "blocks.%d.ls%d.gamma", b, k + 1);
             KC_TRY(has_g[k] = check_tensor(L, name, 1, SHAPE(D), 0, &g[k]));
         }
-        if (has_g[0] != has_g[1] || (b > 0 && has_g[0] != m->layerscale)) {
-            snprintf(name, sizeof name, "blocks.%d.ls%d.gamma", b, has_g[0] ? 2 : 1);
-            if (b > 0 && has_g[0] == has_g[1])
-                snprintf(name, sizeof name, "blocks.%d.ls1.gamma", b);
-            return kc_fail("%s: LayerScale in some blocks only: %s %s", wpath(w), name,
-                           has_g[0] && has_g[1] ? "is unexpected" : "is missing");
-        }
-        m->layerscale = has_g[0];
+        /* all blocks have both gammas, or none has any (block 0 decides) */
+        const int want = b == 0 ? has_g[0] || has_g[1] : m->layerscale;
+        for (int k = 0; k < 2; k++)
+            if (has_g[k] != want)
+                return kc_fail("%s: LayerScale in some blocks only: blocks.%d.ls%d.gamma is %s", wpath(w), b, k + 1,
+                               want ? "missing" : "unexpected");
+        m->layerscale = want;
         if (m->layerscale && L->slab) {
             float *pw = (float *)B->proj_w, *pb = (float *)B->proj_b;
             float *fw = (float *)B->fc2_w, *fb = (float *)B->fc2_b;
