@@ -127,21 +127,23 @@ static void parse_holder(const char *text, holder *h)
 }
 
 /* The holder named in the file at path (valid = 0 when it is empty, unreadable or not ours).  A
- * holder rewriting a taken-over file leaves it empty for a moment: a few short retries. */
-static void read_holder_path(const char *path, holder *h)
+ * holder rewriting a taken-over file leaves it empty for a moment: `tries` short retries. */
+static void read_holder_tries(const char *path, holder *h, int tries)
 {
-    for (int attempt = 0; attempt < 20; attempt++) {
+    for (int attempt = 0; attempt < tries; attempt++) {
         char buf[2048];
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
         if (fd >= 0) close(fd);
         buf[n > 0 ? n : 0] = 0;
         parse_holder(buf, h);
-        if (h->valid || (fd < 0 && errno == ENOENT)) return;
+        if (h->valid || (fd < 0 && errno == ENOENT) || attempt + 1 == tries) return;
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
 }
+
+static void read_holder_path(const char *path, holder *h) { read_holder_tries(path, h, 20); }
 
 /* "kc-extract, pid 41233 on node07, since 2026-12-01T19:40:00Z" */
 static void describe(const holder *h, char *out, size_t size)
@@ -251,8 +253,10 @@ int kc_lock_take(kc_lock **lock, const char *path, const char *output)
                 close(fd); /* its holder removed it as we opened it: start again */
                 continue;
             }
+            /* we hold it now: no live run writes its text any more, so read it once.  Empty is a run
+             * that made the file and lost the flock to us (it waits for our text: no retries here) */
             holder old;
-            if (!created) read_holder_path(path, &old);
+            if (!created) read_holder_tries(path, &old, 1);
             if (!created && old.valid && !warned) {
                 char who[512];
                 describe(&old, who, sizeof who);
@@ -278,6 +282,15 @@ int kc_lock_take(kc_lock **lock, const char *path, const char *output)
         if (e == EWOULDBLOCK || e == EAGAIN) {
             holder h;
             read_holder_path(path, &h);
+            if (!h.valid) {
+                /* its holder released it between our open and our flock (unlink, then close): the
+                 * path names another file now, or none; start again rather than refuse naming nobody */
+                struct stat a, b;
+                if (fstat(fd, &a) != 0 || stat(path, &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+                    close(fd);
+                    continue;
+                }
+            }
             close(fd);
             refuse(output, path, &h);
             last_held = HELD_LIVE;
