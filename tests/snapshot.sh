@@ -225,6 +225,42 @@ for b in $BENCHES; do
   step "bench_$b"
 done
 
+# ---- 5. the stages' own words: --help, usage and option errors -----------------------------------------
+# Every stage program with --help, -h, no arguments, an unknown option, and each option its help names,
+# alone (a value missing, or the other required options missing); kc-probe also per command.  Run in
+# an empty scratch folder with a 20 s limit each: stdout, stderr and the exit status, one file per
+# program (console/words/PROG.txt).  (Added before issue 30's restructuring, which must leave them
+# word for word.)
+V=$OUT/console/words
+mkdir -p "$V" "$W/words"
+words() { # PROG ARGS...: one record into $V/PROG.txt
+  local prog=$1; shift
+  local rc=0
+  # by name through PATH: argv[0] (which getopt's messages print) is then the same in every tree
+  (cd "$W/words" && PATH="$root/$BUILD:$PATH" timeout 20 "$prog" "$@" >"$W/words.out" 2>"$W/words.err") || rc=$?
+  { printf '==== %s %s (exit %s)\n' "$prog" "$*" "$rc"; echo '-- stdout'; untime <"$W/words.out"
+    echo '-- stderr'; untime <"$W/words.err"; } >>"$V/$prog.txt"
+}
+for x in "$BUILD"/kc-*; do
+  [ -f "$x" ] && [ -x "$x" ] || continue
+  p=${x##*/}
+  pre=()
+  [ "$p" = kc-probe ] && pre=(train eval)
+  words "$p" --help
+  words "$p" -h
+  words "$p"
+  words "$p" --no-such-option
+  for c in "${pre[@]:-}"; do
+    [ -n "$c" ] && { words "$p" "$c" --help; words "$p" "$c"; words "$p" "$c" --no-such-option; }
+    opts=$( (timeout 20 "$x" ${c:+"$c"} --help 2>&1 || true) | grep -oE -- '--[a-z][a-z0-9-]*' | LC_ALL=C sort -u)
+    for o in $opts; do
+      [ "$o" = --help ] && continue
+      words "$p" ${c:+"$c"} "$o"
+    done
+  done
+done
+step words
+
 # ---- the record (not compared by snapshot-diff.sh) --------------------------------------------------
 {
   echo "keycut snapshot"
