@@ -39,7 +39,7 @@ CFLAGS  ?=
 LDLIBS   = $(PKG_LIBS) -ldnnl -lm
 ALL_CFLAGS = $(CFLAGS_BASE) $(PKG_CFLAGS) $(CFLAGS)
 
-LIB_SRC   := $(sort $(wildcard pipeline/*.c pipeline/*/*.c datasets/*.c decoders/*.c eval/*.c))
+LIB_SRC   := $(sort $(wildcard pipeline/*.c pipeline/*/*.c datasets/*.c decoders/*.c decoders/*/*.c eval/*/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 STAGE_SRC := $(sort $(wildcard stages/*.c))
 STAGES    := $(STAGE_SRC:stages/%.c=$(BUILD)/%)

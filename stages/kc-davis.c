@@ -1,11 +1,11 @@
 /* stages/kc-davis.c — J, F and J&F of a DAVIS-2017 results folder, as the official
- * davis2017-evaluation (semi-supervised task) computes them.  See eval/davis_jf.h.
+ * davis2017-evaluation (semi-supervised task) computes them.  See eval/davis/davis_jf.h.
  *
  *   kc-davis --results DIR --davis ROOT --split NAME [--force]
  *
  * Writes DIR/global_results-<split>.csv, DIR/per-sequence_results-<split>.csv (the official
  * columns, %.3f) and DIR/global_results-<split>.json (full precision, per object and per frame).
- * It holds DIR's lock and kc-propagate's commit lock (eval/propagate_run.h) from reading to
+ * It holds DIR's lock and kc-propagate's commit lock (eval/davis/propagate_run.h) from reading to
  * writing, so a kc-propagate run (a shard's, or one with --replace, which removes these three
  * files) never changes the sequences while they are scored.
  */
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/davis_jf.h"
-#include "eval/propagate_run.h"
+#include "eval/davis/davis_jf.h"
+#include "eval/davis/propagate_run.h"
 #include "pipeline/kc.h"
 #include "pipeline/lock.h"
 

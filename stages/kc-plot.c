@@ -1,4 +1,4 @@
-/* stages/kc-plot.c — the thesis figures (eval/figures.h) from score files, results and masks.
+/* stages/kc-plot.c — the thesis figures (eval/figures/figures.h) from score files, results and masks.
  *
  *   kc-plot sweep      --scores NET=DIR... [--baseline NET]... --out DIR [--chosen ID] [--prefix sweep]
  *   kc-plot curves     --voc NET=DIR... [--davis NET=DIR]... [--probe NET=DIR]... [--nets-ini FILE] [--published FILE]
@@ -11,9 +11,9 @@
  * sweep: DIR is a kc-score folder of the selection split (DIR/summary.csv); writes per network
  * PREFIX-<net>-{jaccard,corloc} and, over all networks, PREFIX-{jaccard,corloc} (the mean over the
  * networks).  The star is --chosen, else the report's setting: the rule of kc-table
- * (eval/setting_choice.h: the best mean Jaccard over the networks that are not a --baseline, all
+ * (eval/tables/setting_choice.h: the best mean Jaccard over the networks that are not a --baseline, all
  * when every one is; ties: the first id in strcmp order); a line under the legend names it and the
- * networks that chose it (eval/sweep_figures.h).
+ * networks that chose it (eval/figures/sweep_figures.h).
  * curves: --voc DIR is a network's kc-score folder at the report setting (one setting, or
  * --setting); --davis DIR its DAVIS results folder (global_results-val.csv, J&F-Mean).  A network
  * whose nets.ini section has `run` and `epoch` is a point of that run's curve; any other is a
@@ -30,11 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/curve_figure.h"
-#include "eval/figures.h"
-#include "eval/grid_figures.h"
-#include "eval/plot.h"
-#include "eval/sweep_figures.h"
+#include "eval/figures/curve_figure.h"
+#include "eval/figures/figures.h"
+#include "eval/figures/grid_figures.h"
+#include "eval/figures/plot.h"
+#include "eval/figures/sweep_figures.h"
 #include "pipeline/kc.h"
 
 static void usage(int status)

@@ -3,14 +3,14 @@
  *   kc-probe train --features TRAIN.h5 --labels voc:ROOT:trainaug --out HEAD.safetensors [options]
  *   kc-probe eval  --head HEAD.safetensors --features VAL.h5 --labels voc:ROOT:val --out DIR
  *
- * The runs are eval/probe_run.h's (the protocol, the outputs, resuming a killed train); what they
- * read is eval/probe_data.h's, the head and checkpoint files eval/probe_file.h's, the numerics
- * eval/probe.h's. */
+ * The runs are eval/probe/probe_run.h's (the protocol, the outputs, resuming a killed train); what they
+ * read is eval/probe/probe_data.h's, the head and checkpoint files eval/probe/probe_file.h's, the numerics
+ * eval/probe/probe.h's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/probe_run.h"
+#include "eval/probe/probe_run.h"
 #include "pipeline/kc.h"
 
 static void usage(int rc)

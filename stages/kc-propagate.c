@@ -5,9 +5,9 @@
  *                [--shard i/n] [--replace]
  *
  * For every sequence of ROOT/ImageSets/2017/NAME.txt: the first frame's annotation is copied,
- * every later frame gets the propagated labels (eval/propagate.h), as palette PNGs
+ * every later frame gets the propagated labels (eval/davis/propagate.h), as palette PNGs
  * DIR/<seq>/<frame>.png, the layout kc-davis and the official evaluator read.  The run (resume,
- * DIR/propagate.json, --replace, shards, the locks) is eval/propagate_run.h's; this file reads the
+ * DIR/propagate.json, --replace, shards, the locks) is eval/davis/propagate_run.h's; this file reads the
  * command line.
  */
 #include <errno.h>
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/propagate.h"
-#include "eval/propagate_run.h"
+#include "eval/davis/propagate.h"
+#include "eval/davis/propagate_run.h"
 #include "pipeline/cache/shard.h"
 #include "pipeline/kc.h"
 

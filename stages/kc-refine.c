@@ -1,6 +1,6 @@
 /* stages/kc-refine.c — pixel-level refinement of a masks cache: MaskCut's dense CRF or TokenCut's
- * bilateral solver (eval/refine.h).  The stage checks its inputs; the run over the images is
- * eval/refine_cache.h's.
+ * bilateral solver (decoders/refine/refine.h).  The stage checks its inputs; the run over the images is
+ * decoders/refine/refine_cache.h's.
  *
  *   kc-refine --masks FILE --dataset SPEC --method crf|bs --out FILE [--setting ID[,ID...]]
  *             [--shard i/n] [constants, see --help]
@@ -25,9 +25,9 @@
 #include <string.h>
 
 #include "datasets/dataset.h"
-#include "eval/refine.h"
-#include "eval/refine_cache.h"
-#include "eval/voc_metrics.h"
+#include "decoders/refine/refine.h"
+#include "decoders/refine/refine_cache.h"
+#include "pipeline/images/grid_map.h"
 #include "pipeline/cache/cache.h"
 #include "pipeline/cache/derive.h"
 #include "pipeline/images/image.h"
@@ -216,7 +216,7 @@ int main(int argc, char **argv)
                            want[2], want[3]);
             free(d0);
         }
-        voc_expected_grid(policy, patch, W, H, &gh, &gw);
+        grid_expected(policy, patch, W, H, &gh, &gw);
         if (gh != r->index.grid[2 * i] || gw != r->index.grid[2 * i + 1])
             kc_die_msg("%s: image %s has a %dx%d grid; %s with patch %d gives %dx%d for %dx%d pixels (another policy?)",
                        masks, id, r->index.grid[2 * i + 1], r->index.grid[2 * i], pol, patch, gw, gh, W, H);

@@ -9,18 +9,18 @@
  * page per network and setting, one page per image, davis.html, and the pictures they show, each
  * redrawn only when its inputs changed; files an earlier run wrote that this one does not (another
  * setting, fewer networks, no DAVIS) are removed, so that DIR holds what a run into an empty folder
- * would (eval/report_files.h).  Near the top, index.html says in one line what the results
- * are of (eval/table_about.h, as kc-table's report.md): --setting and --refine, the VOC val split
+ * would (eval/report/report_files.h).  Near the top, index.html says in one line what the results
+ * are of (eval/tables/table_about.h, as kc-table's report.md): --setting and --refine, the VOC val split
  * (--val-split, else SPLIT of --images voc:ROOT:SPLIT) and root, the DAVIS split (--davis-split,
  * which also picks the results files) and --davis-root, the networks.  The folder's layout and the
- * rules are in eval/report.h;
+ * rules are in eval/report/report.h;
  * this file reads the options and calls report_run.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/report.h"
+#include "eval/report/report.h"
 #include "pipeline/kc.h"
 
 static void usage(int status)

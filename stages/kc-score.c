@@ -5,7 +5,7 @@
  *   kc-score --boxes-only --masks FILE (--voc ROOT | --coco ROOT) --split FILE --out DIR [--no-hard]
  *   kc-score --make-selection TRAIN_LIST --out DIR [--count N]
  *
- * The runs, their protocols and their outputs are eval/score.h's.  The lock of DIR is taken here,
+ * The runs, their protocols and their outputs are eval/voc/score.h's.  The lock of DIR is taken here,
  * before the options are checked, as it always was: a run on a folder another run holds is refused
  * for that, whatever else is wrong with its options.
  */
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "datasets/splits.h"
-#include "eval/score.h"
+#include "eval/voc/score.h"
 #include "pipeline/kc.h"
 #include "pipeline/lock.h"
 

@@ -16,8 +16,8 @@
 
 #include "datasets/dataset.h"
 #include "decoders/attn_mass.h"
-#include "eval/overlay.h"
-#include "eval/voc_metrics.h"
+#include "eval/figures/overlay.h"
+#include "pipeline/images/grid_map.h"
 #include "pipeline/cache/cache.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"
@@ -81,7 +81,7 @@ static int show_stack(const cache_reader *r, const char *setting, int ix, const 
                 im.w, im.h, id, r->path, r->index.size[2 * ix + 1], r->index.size[2 * ix]);
         goto done;
     }
-    if (voc_check_policy_grid(dset, pol, patch, im.w, im.h, gh, gw) < 0) {
+    if (grid_check_policy(dset, pol, patch, im.w, im.h, gh, gw) < 0) {
         kc_fail_prefix("%s", r->path);
         goto done;
     }
@@ -156,7 +156,7 @@ static int show_one(const cache_reader *r, const char *setting, int ix, const ch
                 img_path, im.w, im.h, id, r->path, r->index.size[2 * ix + 1], r->index.size[2 * ix]);
         goto done;
     }
-    if (!refined && voc_check_policy_grid(dset, pol, patch, im.w, im.h, gh, gw) < 0) {
+    if (!refined && grid_check_policy(dset, pol, patch, im.w, im.h, gh, gw) < 0) {
         kc_fail_prefix("%s", r->path); /* (another patch's or rule's grid maps to the wrong pixels) */
         goto done;
     }

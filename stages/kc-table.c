@@ -19,29 +19,29 @@
  *   DIR/NAME-macros.tex          \newcommand{\kc<Name><Net><Metric>}{value} for single numbers,
  *                                \kc<Name>Setting and \kc<Name>Settings, per network the sweep's best
  *                                (\kc<Name><Net>BestJaccard, ...BestCorLoc, ...BestJaccardSetting);
- *                                letters only, see eval/table.h
+ *                                letters only, see eval/tables/table.h
  * An attention baseline's folder (kc-score of attn-mass masks: one attn-mass<m> setting, an empty
  * corloc) is reported at its own setting with a blank CorLoc (docs/attention-baseline.md).
  * --only sweep / --only report writes just that table, as DIR/NAME.{csv,md,tex}.
  * --baseline NET marks network NET as a baseline (random weights, the colour extractor, ...): its
- * report row is listed after the networks and labelled (eval/table.h), it is left out of the mean
+ * report row is listed after the networks and labelled (eval/tables/table.h), it is left out of the mean
  * that chooses the setting (unless every network is a baseline), and a baseline scored at one
  * setting only (DINO's attention masks) is reported at that setting whatever the chosen one.
  * --refine crf|bs names the pixel refinement the report's VOC scores were computed after (kc-refine:
  * MaskCut's dense CRF, TokenCut's bilateral solver) in their column titles and the macro
  * \kc<Name>Refine.
  * What a table is of is one line above the Markdown table and the first (comment) line of the LaTeX
- * one (eval/table_about.h; the CSVs hold the table alone): the report names its setting, --refine,
+ * one (eval/tables/table_about.h; the CSVs hold the table alone): the report names its setting, --refine,
  * the VOC val split --val-split NAME and root --voc ROOT, with DAVIS columns the split of their
  * results files and the DAVIS root --davis-root ROOT, and the networks in row order; the sweep the
  * selection split list --select-list FILE, --voc ROOT and the networks.  The macros \kc<Name>ValSplit,
  * ...VocRoot, ...DavisSplit, ...DavisRoot and ...SelectList hold them too.  These options only name
  * things (nothing is read from them) but --davis-split NAME, which also picks each network's
  * global_results-NAME.{csv,json}.
- * NAME defaults to "report".  The chosen setting is --setting, else the rule of eval/setting_choice.h
+ * NAME defaults to "report".  The chosen setting is --setting, else the rule of eval/tables/setting_choice.h
  * (the only setting when there is one, else the best mean Jaccard over the networks that are not
  * baselines; printed), which kc-plot sweep's star follows too.  Tables show percentages with one
- * decimal; CSVs hold fractions at full precision.  The work is eval/thesis_tables.h's.  Every
+ * decimal; CSVs hold fractions at full precision.  The work is eval/tables/thesis_tables.h's.  Every
  * file is written atomically and is
  * byte-identical across runs.  Finally it prints, from the ledger (--ledger, default
  * ./ledger.tsv), how many times each split's labels were opened.
@@ -50,7 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/thesis_tables.h"
+#include "eval/tables/thesis_tables.h"
 #include "pipeline/kc.h"
 
 static void usage(int status)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/refine.h"
+#include "decoders/refine/refine.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/images/resize.h"

@@ -7,7 +7,7 @@
 # (du -k: every file takes whole 4 KiB blocks, which small files mostly waste).  The generated
 # scenes are flat colours, which JPEG compresses far better than photographs, so the size of one
 # real VOC photo's share (../shared/data/voc_official, when present: the photo and its thumbnail,
-# its ground truth's and each network's label data, eval/report_data.h, which sit in files of 100
+# its ground truth's and each network's label data, eval/report/report_data.h, which sit in files of 100
 # images) is printed as well, scaled to 1,000 images at 2 and 10 networks, with the pages' bytes
 # per image and network of the generated run.
 # Figures only, no assertions.  The machine may be shared: numbers are noisy.

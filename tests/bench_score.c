@@ -16,7 +16,7 @@
 #include <jpeglib.h>
 #include <omp.h>
 
-#include "eval/voc_metrics.h"
+#include "eval/voc/voc_metrics.h"
 #include "pipeline/cache/cache.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"

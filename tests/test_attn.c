@@ -1,13 +1,13 @@
 /* tests/test_attn.c — DINO's attention baseline: the class attention of the ViT forward
  * (vit_forward_ex) against PyTorch (tests/ref/attn_ref.py tiny: tests/data/vit/NAME.attn.f32), the
  * attention-mass masks (decoders/attn_mass.h) against the NumPy blobs and a naive C loop (ties
- * included), the setting ids, and DINO's best-head Jaccard (eval/attn_metrics.h) against its
+ * included), the setting ids, and DINO's best-head Jaccard (eval/voc/attn_metrics.h) against its
  * per-pixel reference.  Tolerances: attention 1e-4 of max |ref|; masks identical; Jaccard 1e-12. */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "decoders/attn_mass.h"
-#include "eval/attn_metrics.h"
+#include "eval/voc/attn_metrics.h"
 #include "pipeline/kc.h"
 #include "pipeline/model/vit.h"
 #include "pipeline/weights/weights.h"

@@ -1,8 +1,8 @@
-/* tests/test_corloc.c — eval/corloc.h and coco_round, on cases worked out by hand from the
+/* tests/test_corloc.c — eval/voc/corloc.h and coco_round, on cases worked out by hand from the
  * LOST / TokenCut bbox_iou (eps = 1e-7) and Python's round(); the per-image agreement on real and
  * generated data is tests/test_corloc.sh. */
 #include "datasets/coco.h"
-#include "eval/corloc.h"
+#include "eval/voc/corloc.h"
 #include "tests/test.h"
 
 int main(void)

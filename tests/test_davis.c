@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/davis_jf.h"
+#include "eval/davis/davis_jf.h"
 #include "pipeline/json.h"
 #include "pipeline/kc.h"
 #include "tests/test.h"

@@ -1,4 +1,4 @@
-/* tests/test_figures.c — eval/plot + eval/figures: the files a figure is made of.
+/* tests/test_figures.c — eval/figures/plot + eval/figures/figures: the files a figure is made of.
  *
  * Draws a sweep, a curves figure and a picture grid from data made up here, then checks, per
  * figure: the PDF starts with %PDF-, has one page of the expected size (its MediaBox) and no
@@ -11,8 +11,8 @@
 #include <libxml/tree.h>
 #include <math.h>
 
-#include "eval/figures.h"
-#include "eval/plot.h"
+#include "eval/figures/figures.h"
+#include "eval/figures/plot.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "tests/test.h"

@@ -30,13 +30,13 @@ must_fail() {
     ok; echo "fails as it should ($what): $(grep "^$f:" <<<"$out")"
   else bad "$what: the checker did not fail naming $f:$line (rc=$rc): $out"; fi
 }
-must_fail "base -> eval" pipeline/kc.c eval/table.h 'pipeline/base may not include eval'
+must_fail "base -> eval" pipeline/kc.c eval/tables/table.h 'pipeline/base may not include eval'
 must_fail "images -> model" pipeline/images/image.c pipeline/model/vit.h 'pipeline/images may not include pipeline/model'
 must_fail "weights -> model" pipeline/weights/weights.c pipeline/model/gemm.h 'pipeline/weights may not include pipeline/model'
 must_fail "cache -> images" pipeline/cache/cache.c pipeline/images/image.h 'pipeline/cache may not include pipeline/images'
-must_fail "datasets -> eval" datasets/voc.c eval/voc_metrics.h 'datasets may not include eval'
+must_fail "datasets -> eval" datasets/voc.c eval/voc/voc_metrics.h 'datasets may not include eval'
 must_fail "decoders -> datasets" decoders/grid.c datasets/dataset.h 'decoders may not include datasets'
-must_fail "eval -> decoders" eval/table.c decoders/grid.h 'eval may not include decoders'
+must_fail "eval -> decoders" eval/tables/table.c decoders/grid.h 'eval may not include decoders'
 must_fail "pipeline -> tests" pipeline/json.c tests/test.h 'pipeline/base may not include tests'
 must_fail "missing file" decoders/grid.c pipeline/nosuch.h 'no such file'
 must_fail "unknown room" pipeline/newroom/x.c pipeline/kc.h 'pipeline/newroom/ is not a room'
@@ -46,6 +46,6 @@ fresh_copy
 mkdir -p "$S/tree/pipeline/extract"
 printf '#include "pipeline/model/vit.h"\n#include "pipeline/images/resize.h"\n#include "pipeline/cache/cache.h"\n#include "pipeline/weights/pth.h"\n#include "pipeline/kc.h"\n' \
   >"$S/tree/pipeline/extract/extract.c"
-printf '#include "eval/table.h"\n#include "decoders/grid.h"\n' >>"$S/tree/stages/kc-score.c"
+printf '#include "eval/tables/table.h"\n#include "decoders/grid.h"\n' >>"$S/tree/stages/kc-score.c"
 if out=$(bash "$CHECK" "$S/tree" 2>&1); then ok; else bad "allowed includes refused: $out"; fi
 done_tests

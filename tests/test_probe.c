@@ -1,4 +1,4 @@
-/* tests/test_probe.c — the linear probe's numerics (eval/probe.h), against independent references:
+/* tests/test_probe.c — the linear probe's numerics (eval/probe/probe.h), against independent references:
  *   - the bilinear upsampling and its transpose against a plain double loop of PyTorch's formula
  *     (tolerance 1e-6 relative), and the transpose against the adjoint identity <Au, v> = <u, A'v>;
  *   - one image's loss and gradients against a plain double implementation (softmax, cross-entropy,
@@ -12,7 +12,7 @@
  *     every epoch's loss within 1e-6 relative;
  *   - the trainer gives the same bytes on 1 and 2 threads;
  *   - the seeded initialisation is PyTorch's Conv2d bound, the epoch orders are permutations;
- *   - a checkpoint (eval/probe_file.h) restores head, momentum and losses bit for bit, and is refused
+ *   - a checkpoint (eval/probe/probe_file.h) restores head, momentum and losses bit for bit, and is refused
  *     for another run's fingerprint or as a head.
  */
 #include <math.h>
@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/probe.h"
-#include "eval/probe_file.h"
+#include "eval/probe/probe.h"
+#include "eval/probe/probe_file.h"
 #include "pipeline/kc.h"
 #include "tests/test.h"
 
@@ -416,7 +416,7 @@ static void test_init_order(void)
     free(o), free(o2), free(seen);
 }
 
-/* The checkpoint and head files (eval/probe_file.h): what is saved is restored bit for bit, a
+/* The checkpoint and head files (eval/probe/probe_file.h): what is saved is restored bit for bit, a
  * checkpoint of another run is refused, a saved head reads back as a head. */
 static void test_files(void)
 {

@@ -1,4 +1,4 @@
-/* tests/test_propagate.c — kc-propagate (eval/propagate.h).
+/* tests/test_propagate.c — kc-propagate (eval/davis/propagate.h).
  *
  * 1. Pillow NEAREST resize against indices Pillow 9.4 gives (854 -> 52, 832 -> 854 samples).
  * 2. A moving object: a generated video whose patch features follow a square moving 3 patches a
@@ -21,10 +21,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "eval/davis_jf.h"
-#include "eval/propagate.h"
+#include "eval/davis/davis_jf.h"
+#include "eval/davis/propagate.h"
 #include "pipeline/cache/cache.h"
 #include "pipeline/images/image.h"
+#include "pipeline/images/resize.h"
 #include "pipeline/kc.h"
 #include "pipeline/sha256.h"
 #include "tests/test.h"
@@ -165,7 +166,7 @@ static void test_nearest(void)
         uint8_t *src = kc_malloc(sw), *dst = kc_malloc(dw);
         /* a 2-row map with value = column % 256 and a row offset, to check rows and columns */
         for (int i = 0; i < sw; i++) src[i] = (uint8_t)(i % 251);
-        prop_resize_nearest(src, sw, 1, dst, dw, 1);
+        resize_nearest_pillow(src, sw, 1, dst, dw, 1);
         for (int i = 0; i < dw; i++) {
             int want = (int)strtol(p, &end, 10);
             p = end;
@@ -173,7 +174,7 @@ static void test_nearest(void)
         }
         /* the same mapping along the rows */
         uint8_t *col = kc_malloc(dw);
-        prop_resize_nearest(src, 1, sw, col, 1, dw);
+        resize_nearest_pillow(src, 1, sw, col, 1, dw);
         for (int i = 0; i < dw; i++) bad += col[i] != dst[i];
         free(col);
         free(src);

@@ -1,4 +1,4 @@
-/* tests/test_refine.c — eval/crf.c, eval/bilateral.c and eval/refine.c against the independent
+/* tests/test_refine.c — decoders/refine/crf.c, decoders/refine/bilateral.c and decoders/refine/refine.c against the independent
  * NumPy/SciPy references of tests/ref/refine_ref.py.
  *
  *   test_refine            the committed blobs tests/data/refine (small images)
@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/bilateral.h"
-#include "eval/crf.h"
-#include "eval/refine.h"
+#include "decoders/refine/bilateral.h"
+#include "decoders/refine/crf.h"
+#include "decoders/refine/refine.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/images/resize.h"

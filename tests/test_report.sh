@@ -9,7 +9,7 @@
 # does what the report must not.  An image id and a network name with <, &, quotes (a list:
 # dataset) must be shown as text.  Pictures are redrawn only when their inputs change, and after
 # requests A then B into one folder it holds what B writes into an empty one, byte for byte (the
-# files of earlier runs, and only those, removed: .keycut-report-files, eval/report_files.h).
+# files of earlier runs, and only those, removed: .keycut-report-files, eval/report/report_files.h).
 # SKIPs the browser checks (naming the package) when chromium is absent; needs no Python.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 REPORT=$BUILD/kc-report
@@ -346,7 +346,7 @@ for n in $NETS; do
   else bad "gallery of $n: $nc layers drawn from $nd data files (expected some, from its own and the ground truth's)"; fi
 done
 # ?selftest: every layer of the page drawn and hashed (FNV-1a of the RGBA) into <pre id="kc-selftest">,
-# to be compared with the C code's (eval/report_data.c, kc-report --layer-hashes)
+# to be compared with the C code's (eval/report/report_data.c, kc-report --layer-hashes)
 selftest() {  # PAGE LOG: the page's lines
   chrome "$2" "$1?selftest" --dump-dom --virtual-time-budget=20000 >"$2.dom"
   sed -n '/<pre id="kc-selftest">/,/<\/pre>/p' "$2.dom" | sed 's/<pre id="kc-selftest">//; s/<\/pre>.*//'

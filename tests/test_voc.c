@@ -13,9 +13,9 @@
 
 #include "datasets/splits.h"
 #include "datasets/voc.h"
-#include "eval/ledger.h"
-#include "eval/overlay.h"
-#include "eval/voc_metrics.h"
+#include "eval/voc/ledger.h"
+#include "eval/figures/overlay.h"
+#include "eval/voc/voc_metrics.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/sha256.h"
@@ -183,7 +183,7 @@ static void random_consistency(void)
         int w = 1 + RND() % 90, h = 1 + RND() % 70;
         kc_policy p = (kc_policy)(RND() % 3);
         int patch = p == POLICY_NATIVE16 ? 1 + RND() % 20 : 16, gh, gw;
-        if (p == POLICY_NATIVE16) voc_expected_grid(p, patch, w, h, &gh, &gw);
+        if (p == POLICY_NATIVE16) grid_expected(p, patch, w, h, &gh, &gw);
         else gh = 1 + RND() % 40, gw = 1 + RND() % 40;
         uint8_t *obj = kc_malloc((size_t)w * h), *lab = kc_malloc((size_t)gh * gw);
         int dens = RND() % 4;
@@ -254,13 +254,13 @@ static void hand_cases(void)
     voc_mask_box(POLICY_NATIVE16, 16, 40, 40, corner, 3, 3, b);
     CHECK(b[2] == 40 && b[3] == 40, "native box clipped to the image (%g, %g)", b[2], b[3]);
     int gh, gw;
-    voc_expected_grid(POLICY_SHORT480, 16, 854, 480, &gh, &gw);
+    grid_expected(POLICY_SHORT480, 16, 854, 480, &gh, &gw);
     CHECK(gh == 30 && gw == 52, "short480 854x480 grid %dx%d", gw, gh);
-    voc_expected_grid(POLICY_SHORT480, 16, 480, 480, &gh, &gw);
+    grid_expected(POLICY_SHORT480, 16, 480, 480, &gh, &gw);
     CHECK(gh == 30 && gw == 28, "short480 square grid %dx%d (480x448 as DINO)", gw, gh);
-    voc_expected_grid(POLICY_SHORT480, 16, 375, 500, &gh, &gw);
+    grid_expected(POLICY_SHORT480, 16, 375, 500, &gh, &gw);
     CHECK(gh == 40 && gw == 30, "short480 portrait grid %dx%d", gw, gh);
-    CHECK(voc_check_grid("m", POLICY_NATIVE16, 16, 500, 375, 23, 32) < 0 && strstr(kc_error(), "expected 32x24"),
+    CHECK(grid_check("m", POLICY_NATIVE16, 16, 500, 375, 23, 32) < 0 && strstr(kc_error(), "expected 32x24"),
           "native16 wrong grid: %s", kc_error());
     kc_policy p;
     CHECK(voc_policy_parse("square224", &p) < 0 && strstr(kc_error(), "square224"), "bad policy named");
@@ -269,7 +269,7 @@ static void hand_cases(void)
 static int write_file(const char *path, const char *text) { return kc_write_file_atomic(path, text, strlen(text)); }
 
 /* The grid mapping shared by the scores, the attention scores, the overlays and kc-score's area
- * (voc_pixel_cell, voc_axis_cells): values worked out by hand from docs/design.md's rule, then every
+ * (grid_pixel_cell, grid_axis_cells): values worked out by hand from docs/design.md's rule, then every
  * pixel of a few axes against floor((x + 0.5) g / n) in doubles (exact here: small integers). */
 static void grid_mapping(void)
 {
@@ -286,7 +286,7 @@ static void grid_mapping(void)
         {POLICY_NATIVE16, 16, 499, 500, 32, 31}, {POLICY_NATIVE16, 8, 17, 20, 3, 2},
     };
     for (size_t k = 0; k < sizeof hand / sizeof *hand; k++) {
-        int got = voc_pixel_cell(hand[k].p, hand[k].patch, hand[k].x, hand[k].n, hand[k].g);
+        int got = grid_pixel_cell(hand[k].p, hand[k].patch, hand[k].x, hand[k].n, hand[k].g);
         CHECK(got == hand[k].cell, "%s, pixel %d of %d onto %d cells: cell %d, expected %d", voc_policy_name(hand[k].p),
               hand[k].x, hand[k].n, hand[k].g, got, hand[k].cell);
     }
@@ -295,13 +295,13 @@ static void grid_mapping(void)
     for (size_t a = 0; a < sizeof axes / sizeof *axes; a++) {
         int n = axes[a][0], g = axes[a][1];
         int32_t *cell = kc_malloc((size_t)n * sizeof *cell);
-        voc_axis_cells(POLICY_SQUARE480, 16, n, g, cell);
+        grid_axis_cells(POLICY_SQUARE480, 16, n, g, cell);
         for (int x = 0; x < n; x++) bad += cell[x] != (int32_t)floor((x + 0.5) * g / n);
-        voc_axis_cells(POLICY_NATIVE16, 16, n, (n + 15) / 16, cell);
+        grid_axis_cells(POLICY_NATIVE16, 16, n, (n + 15) / 16, cell);
         for (int x = 0; x < n; x++) bad += cell[x] != x / 16;
         free(cell);
     }
-    CHECK(bad == 0, "voc_axis_cells: %d pixels off the rule", bad);
+    CHECK(bad == 0, "grid_axis_cells: %d pixels off the rule", bad);
 }
 
 /* Patch 14 (and 8): the grids of the three scored policies, worked out by hand (docs/design.md:
@@ -325,17 +325,17 @@ static void patch14_mapping(void)
     };
     for (size_t k = 0; k < sizeof grids / sizeof *grids; k++) {
         int gh, gw;
-        voc_expected_grid(grids[k].p, grids[k].patch, grids[k].w, grids[k].h, &gh, &gw);
+        grid_expected(grids[k].p, grids[k].patch, grids[k].w, grids[k].h, &gh, &gw);
         CHECK(gh == grids[k].gh && gw == grids[k].gw, "%s patch %d on %dx%d: grid %dx%d, by hand %dx%d",
               voc_policy_name(grids[k].p), grids[k].patch, grids[k].w, grids[k].h, gw, gh, grids[k].gw, grids[k].gh);
-        CHECK(voc_check_policy_grid("m", grids[k].p, grids[k].patch, grids[k].w, grids[k].h, grids[k].gh, grids[k].gw) == 0,
+        CHECK(grid_check_policy("m", grids[k].p, grids[k].patch, grids[k].w, grids[k].h, grids[k].gh, grids[k].gw) == 0,
               "%s patch %d: its own grid refused: %s", voc_policy_name(grids[k].p), grids[k].patch, kc_error());
     }
     /* a 480 image cropped to 476 (the 34 x 34 grid keycut made for patch 14 before) is refused */
-    CHECK(voc_check_policy_grid("masks/x", POLICY_SQUARE480, 14, 500, 375, 34, 34) < 0 &&
+    CHECK(grid_check_policy("masks/x", POLICY_SQUARE480, 14, 500, 375, 34, 34) < 0 &&
               strstr(kc_error(), "expected 35x35") && strstr(kc_error(), "490x490") && strstr(kc_error(), "masks/x"),
           "square480 patch 14 with a 34x34 grid: %s", kc_error());
-    CHECK(voc_check_policy_grid("m", POLICY_SQUARE480, 0, 500, 375, 34, 34) == 0, "no patch recorded: nothing to check");
+    CHECK(grid_check_policy("m", POLICY_SQUARE480, 0, 500, 375, 34, 34) == 0, "no patch recorded: nothing to check");
 
     /* mapping: every pixel of several axes, resized side R per policy (square480 490; short480 840,
      * 490, 644; native16 none) */
@@ -354,13 +354,13 @@ static void patch14_mapping(void)
     for (size_t a = 0; a < sizeof axes / sizeof *axes; a++) {
         const int n = axes[a].n, R = axes[a].R, g = R ? R / P : (n + P - 1) / P;
         int32_t *cell = kc_malloc((size_t)n * sizeof *cell);
-        voc_axis_cells(axes[a].p, P, n, g, cell);
+        grid_axis_cells(axes[a].p, P, n, g, cell);
         for (int x = 0; x < n; x++) {
             /* exact in doubles: (x + 0.5) R is exact, one division rounds, and a quotient below an
              * integer k is below it by at least 1 / (2 n P), far more than its rounding */
             const int naive = R ? (int)floor((x + 0.5) * R / ((double)n * P)) : x / P;
             bad += cell[x] != naive;
-            bad_pixel += voc_pixel_cell(axes[a].p, P, x, n, g) != naive;
+            bad_pixel += grid_pixel_cell(axes[a].p, P, x, n, g) != naive;
             n_px++;
         }
         /* a box of cells [c0, c1] back to pixels: resized [c0 P, (c1 + 1) P] times n / R (native16: clipped) */

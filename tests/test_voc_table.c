@@ -1,8 +1,8 @@
-/* tests/test_voc_table.c — eval/table: CSV / Markdown / LaTeX writers, bold best, the note line,
+/* tests/test_voc_table.c — eval/tables/table: CSV / Markdown / LaTeX writers, bold best, the note line,
  * macro words. */
 #include <math.h>
 
-#include "eval/table.h"
+#include "eval/tables/table.h"
 #include "pipeline/kc.h"
 #include "tests/test.h"
 

@@ -1,10 +1,10 @@
 /* pipeline/images/image_jpeg.h — pictures for the web: JPEG, an area-average shrink, and the RGBA
  * layer of a drawing.
  *
- * For the results browser (kc-report, eval/report.h).  Photos are written once as baseline JPEG
+ * For the results browser (kc-report, eval/report/report.h).  Photos are written once as baseline JPEG
  * (libjpeg, 4:2:0 chroma, optimised Huffman tables: 5-10x smaller than image.h's RGB PNG).  The
  * masks are not stored as pictures: report.js draws them from label data, and the C reference of
- * what it must draw (eval/report_data.h) is built here.  A layer is recovered exactly from the
+ * what it must draw (eval/report/report_data.h) is built here.  A layer is recovered exactly from the
  * same drawing done twice, over black (B) and over white (W): wherever the drawing blends colour c
  * with opacity a over the background, B = a c and W = a c + (1 - a) 255, so a = 1 - (W - B) / 255
  * (the mean over the three channels) and c = B / a; drawn over the photo with source-over, the

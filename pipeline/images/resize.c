@@ -495,3 +495,26 @@ int policy_prepare(const kc_image *img, kc_policy p, int patch, float **chw, int
     *W = Wp;
     return 0;
 }
+
+void resize_nearest_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh)
+{
+    /* Pillow's ImagingScaleAffine: the source coordinate is accumulated, not recomputed. */
+    double ax = (double)sw / dw, ay = (double)sh / dh;
+    int *xin = kc_malloc(sizeof *xin * (size_t)dw);
+    double xo = ax * 0.5;
+    for (int x = 0; x < dw; x++) {
+        int xi = xo < 0 ? -1 : (int)xo;
+        xin[x] = xi < 0 ? 0 : xi >= sw ? sw - 1 : xi;
+        xo += ax;
+    }
+    double yo = ay * 0.5;
+    for (int y = 0; y < dh; y++) {
+        int yi = yo < 0 ? -1 : (int)yo;
+        yi = yi < 0 ? 0 : yi >= sh ? sh - 1 : yi;
+        const uint8_t *s = src + (size_t)yi * sw;
+        uint8_t *d = dst + (size_t)y * dw;
+        for (int x = 0; x < dw; x++) d[x] = s[xin[x]];
+        yo += ay;
+    }
+    free(xin);
+}

@@ -25,7 +25,7 @@
  * to 490 x 490), not 480 padded to 490: the same 35 x 35 grid as DINOv2's CenterPadding and
  * LOST / TokenCut / FOUND's bottom-right padding of a 480 image, but every cell a full p x p of
  * image (no token of padding), so the grid covers the resized image exactly and maps back to the
- * original pixels by the same rule for every p (eval/voc_metrics.h).  The padding those codes do
+ * original pixels by the same rule for every p (eval/voc/voc_metrics.h).  The padding those codes do
  * is native16's.
  * (square224/448: torchvision's Resize((S, S)) of a PIL image, i.e. Pillow's BILINEAR with its
  * antialias: the triangle filter widened by the scale when reducing.)
@@ -65,6 +65,8 @@ int policy_prepare(const kc_image *img, kc_policy p, int patch, float **chw, int
  * rounded for). */
 void policy_describe(kc_policy p, int patch, char *buf, size_t size);
 
+/* Pillow Image.resize((dw, dh), NEAREST) of an 8-bit map (a label map). */
+void resize_nearest_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh);
 /* Pillow 9.4 Image.resize(LANCZOS) of an RGB uint8 image (antialiased, support 3 * scale). */
 void resize_lanczos_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh);
 /* Pillow 9.4 Image.resize(BILINEAR) of an RGB uint8 image (antialiased, support 1 * scale). */

@@ -2,7 +2,7 @@
 """tests/ref/davis_ref.py — the DAVIS-2017 semi-supervised J&F in NumPy/OpenCV, the simple way.
 
 Written from the protocol in docs/design.md ("J&F") and the official tool's documented behaviour, as
-an independent check of eval/davis_jf.c on data the shared official outputs do not cover
+an independent check of eval/davis/davis_jf.c on data the shared official outputs do not cover
 (several objects, ids above K, ...), and as the speed comparison of tests/bench_davis.sh.
 
     davis_ref.py score --results DIR --davis ROOT --split NAME --out FILE.json [--sequences N]

@@ -14,7 +14,7 @@ and PyTorch, never from keycut:
                                            labels (with 255), initial head and epoch orders from NumPy,
                                            and what torch's Conv2d + bilinear + cross-entropy + SGD makes
                                            of them (final head, per-epoch losses); tests/test_probe.c
-                                           replays it with eval/probe.h's trainer
+                                           replays it with eval/probe/probe.h's trainer
 
 Run from the repository root: /usr/bin/python3 tests/ref/probe_refs.py
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tests/ref/refine_ref.py — independent references for eval/crf.c, eval/bilateral.c, eval/refine.c.
+"""tests/ref/refine_ref.py — independent references for decoders/refine/crf.c, decoders/refine/bilateral.c, decoders/refine/refine.c.
 
 Written from the papers and the published protocols, vectorised with NumPy (not a transcription of
 the C code):

@@ -1,0 +1,127 @@
+/* eval/report/report.h — the results browser (kc-report, issue 24): one static HTML folder per run.
+ *
+ * report_run reads what the pipeline already wrote (kc-table's CSVs, kc-plot's figures, kc-score's
+ * per-image CSVs, the masks caches, kc-propagate / kc-davis results) and writes R->out/:
+ *
+ *   index.html                  one line of what the results are of (the setting and refinement, the
+ *                               VOC val split and root, the DAVIS split and root, the networks:
+ *                               eval/tables/table_about.h), the tables (sortable), the galleries, the
+ *                               figures, provenance
+ *   gallery-<net>-<setting>.html  every image of a per-image score CSV, worst Jaccard first; sort,
+ *                               filter and pages in report.js; thumbnails drawn as they come into view
+ *   images/<id>.html            one image: its ground truth and every gallery's mask, full size,
+ *                               with Jaccard, CorLoc, lambda2, eigengap, knife edge, degenerate
+ *   davis.html                  per network and sequence J and F, a strip of frames with the
+ *                               propagated labels, and the frames where J drops most
+ *   report.js, report.css       the page's script and style (eval/report/report_assets.h)
+ *   photo/                      each photo once, full size and thumbnail (<id>.jpg, <id>.t.jpg, JPEG
+ *                               at --quality, 30 by default: the masks are drawn sharp over it)
+ *   data/gt/<k>.js              the masks as label data (eval/report/report_data.h), 100 images a file,
+ *   data/gallery-<net>-<setting>/<k>.js  loaded by <script src> when a picture needs them: the
+ *                               ground truth's in the image table's order, each gallery's in its
+ *                               order; report.js draws the layers from them into canvases over the
+ *                               photo, full size and thumbnail (the thumbnail: the ground truth
+ *                               beside the mask), exactly as kc-show draws them (eval/figures/overlay.h)
+ *   davis/                      DAVIS frames with the propagated labels (JPEG)
+ *   figures/                    copies of the figures' .svg and .png
+ *   .keycut-report-files        the files of the last successful run (eval/report/report_files.h)
+ *
+ * Pictures and data files are written once: one is rewritten only when it is missing or older
+ * than one of its inputs (photo, ground truth, masks cache, score CSV, results PNG, this program)
+ * or when the picture options change (OUT/.pictures, the options' text).  Pages are rewritten each
+ * run, all renamed together at the end (kc_outputs_begin).  Incremental equals clean: at the end
+ * of a successful run OUT holds exactly what the same command writes into an empty folder, since
+ * every file an earlier run wrote (listed in OUT/.keycut-report-files) that this run neither wrote
+ * nor found up to date is removed, and no other file; a folder that holds files of no kc-report
+ * run is refused (eval/report/report_files.h).  Nothing is written outside OUT (but the file of the test
+ * option --layer-hashes); OUT/.keycut.lock keeps one writer.  Every user string (ids, names,
+ * paths, commands) is HTML-escaped (eval/report/html.h), in a data file JavaScript-escaped, and file
+ * names come from html_safe_name.
+ *
+ * The modules: this one (the run: inputs, order, clean-up), eval/report/report_files.h (which files of
+ * OUT are the report's: this run's record, the removal of earlier runs'), eval/report/report_gallery.h
+ * (the score CSVs as galleries, their pages and the image pages), eval/report/report_pictures.h (photos
+ * and figures: drawn or copied only when stale), eval/report/report_data.h (the masks as label data, and
+ * the C reference of the layers report.js draws), eval/report/report_davis.h (the DAVIS results and
+ * page), eval/report/report_pages.h (what every page shares, and index.html).
+ *
+ *     report R;
+ *     memset(&R, 0, sizeof R);
+ *     R.out = "report"; R.title = "keycut report"; R.thumb_h = 96; R.quality = 30; R.strip = 8;
+ *     ... R.tables / R.scores / R.masks / R.davis, R.figures, R.images_spec ...
+ *     if (report_run(&R) < 0) kc_die();
+ */
+#ifndef KC_REPORT_H
+#define KC_REPORT_H
+#include "datasets/dataset.h"
+#include "eval/report/csv.h"
+#include "pipeline/cache/cache.h"
+
+/* An input given as NAME=PATH (--scores, --masks, --davis; --table: the file's base name). */
+typedef struct report_named {
+    char *name, *path;
+} report_named;
+
+/* The columns of a per-image score CSV that the galleries show (eval/report/report_gallery.c). */
+enum { COL_JACCARD, COL_CORLOC, COL_AREA, COL_LAMBDA2, COL_EIGENGAP, COL_DEGENERATE, COL_KNIFE, N_COLS };
+
+/* One image of a gallery: a row of its CSV. */
+typedef struct gallery_entry {
+    int image;             /* index into the image table */
+    const char *v[N_COLS]; /* the CSV's text ("" when the column is absent) */
+    double jaccard;
+    int pos;               /* row in the CSV */
+} gallery_entry;
+
+/* One <setting>.csv of a --scores folder: a gallery page. */
+typedef struct gallery {
+    const char *net;
+    char *setting, *csv_path, *scores_dir, *page, *pic_dir, *summary;
+    csv_file table;
+    int n;
+    gallery_entry *e;      /* worst Jaccard first */
+    int masks;             /* index into the masks caches, -1: none has this setting */
+} gallery;
+
+/* One image id of the galleries: its page and pictures. */
+typedef struct image_ref {
+    char *id, *safe;
+    const char *photo;     /* NULL: not in --images */
+    int n_in;
+    int *in_gallery, *in_entry;
+} image_ref;
+
+typedef struct report {
+    /* the options (kc-report's command line) */
+    const char *out, *title, *images_spec, *voc_root, *davis_root;
+    const char *setting, *refine;   /* named on index.html (NULL: not given; refine "none": none) */
+    const char *val_split;          /* the VOC val split named (NULL: that of --images voc:ROOT:SPLIT) */
+    const char *davis_split;        /* picks each --davis folder's results; NULL: val, else the only one */
+    int thumb_h, quality, strip;
+    report_named *tables, *scores, *masks, *davis;
+    int n_tables, n_scores, n_masks, n_davis;
+    const char *figures;
+    const char *layer_hashes; /* a test option: the C reference of the layers (eval/report/report_data.h) */
+    /* the run (report_run) */
+    cache_reader *mr;      /* (n_masks) opened caches */
+    kc_dataset ds;
+    int have_ds;
+    gallery *g;
+    int n_g;
+    image_ref *img;
+    int n_img;
+    double exe_mtime;
+    int force;             /* picture options changed: redraw every picture */
+    long drawn, kept;
+    struct report_files *files; /* the files this run writes or keeps, and earlier runs' (report_files.h) */
+} report;
+
+/* Writes the report R describes (the options above, the rest zero).  Every input is read before
+ * anything is written.  -1 with a message on failure, and the caller is to kc_die(): that removes
+ * the run's temporary files and lock, so that the pages stay as they were.  On success it frees
+ * what it allocated; R's option lists stay the caller's. */
+int report_run(report *R);
+/* A new string: OUT/rel, for a file about to be written: rel recorded as this run's
+ * (eval/report/report_files.h), its folder made; NULL with a message when either fails. */
+char *report_out_path(report *R, const char *rel);
+#endif

@@ -1,0 +1,76 @@
+/* eval/report/report_data.h — the report's masks as label data that report.js draws (eval/report/report.h):
+ * the layers are no longer pictures on disk but the label maps themselves, a few hundred bytes an
+ * image, from which the browser draws exactly what kc-show draws (eval/figures/overlay.h), at full size
+ * and at thumbnail height.
+ *
+ * The row code of a (H, W) label map: rows top to bottom, each row as runs of one label; every
+ * number is written in 5-bit groups, least significant first, as the characters of
+ *     A-Z a-z 0-9 - _      (values 0-63: 0-31 end a number, 32-63 are a group with more to come)
+ * and a row starts with a header h:
+ *     h = 3 n         the previous row, n more times (n >= 1)
+ *     h = 3 n + 1     n runs follow, each: label, length (lengths add up to W)
+ *     h = 2           the previous row's labels, each boundary but the last moved by a number d
+ *                     written as zigzag(d) (0, -1, 1, -2 ... as 0, 1, 2, 3 ...)
+ * (the first row is always of the second kind).  A network's mask, upsampled from its patch grid,
+ * takes 200-500 characters; a VOC ground truth 1-3 KB.
+ *
+ * The data files (report_write_data): per gallery, data/gallery-<net>-<setting>/<k>.js (the
+ * gallery page's name without .html) holds entries 100 k .. 100 k + 99 of the gallery (worst
+ * Jaccard first, as the page lists them); the ground truth, data/gt/<k>.js, holds images
+ * 100 k .. of the image table (R->img).  Each is a script
+ *     kcData(1, "data/gt/0.js", [["<id>", W, H, thumb_w, thumb_h, "<row code>"], null, ...]);
+ * (1: the format's version; null: an image without picture) that a page loads with <script src>
+ * when it needs it (a page opened from file:// cannot fetch a JSON file).  The pages say where:
+ * a gallery's list holds data-src and data-gt-src (the folders), an item's ground truth data-gt
+ * "<k>.<slot>" (its mask: its position in the list); an image page's figures data-gt or data-k
+ * "<k>.<slot>", the gallery's folder named by the figure's link.  A chunk is rewritten only when
+ * stale: missing, older than this program, its masks cache or ground truths, the score CSVs that
+ * order it or the photos that size it, or the picture options changed.  A data file of no chunk
+ * any more (a gallery that shrank or is no longer given) goes at the end of the run with the other
+ * files of earlier runs (eval/report/report_files.h).
+ *
+ * The C reference (report_layer): the two RGBA layers kc-report drew as PNGs before, from the
+ * overlay over black and over white (image_layer_from_pair), the thumbnail by image_shrink_area of
+ * both; report.js ports it integer for integer, and tests/test_report.sh compares the two through
+ * report_write_layer_hashes (kc-report --layer-hashes FILE, a test option) and report.js's
+ * ?selftest.
+ *
+ *     kc_buf b = {0};
+ *     report_row_code(&b, labels, W, H);       // "LBAQ..." (labels: (H, W) row-major)
+ *     report_layers L;
+ *     report_layer(R, labels, W, H, &L);       // L.full (W x H x 4), L.thumb (tw x th x 4)
+ *     report_layers_free(&L);
+ */
+#ifndef KC_REPORT_DATA_H
+#define KC_REPORT_DATA_H
+#include <stdint.h>
+
+#include "eval/report/report.h"
+#include "pipeline/kc.h"
+
+enum { REPORT_CHUNK = 100 }; /* images per data file: a gallery's page */
+
+/* Appends the row code of labels (H, W) to b. */
+void report_row_code(kc_buf *b, const uint8_t *labels, int W, int H);
+
+/* The layers of one label map: RGBA, non-premultiplied. */
+typedef struct report_layers {
+    int w, h, tw, th;
+    uint8_t *full, *thumb; /* (h, w, 4), (th, tw, 4) */
+} report_layers;
+/* The thumbnail size of a W x H picture (report_thumb's). */
+void report_thumb_size(const report *R, int W, int H, int *tw, int *th);
+int report_layer(const report *R, const uint8_t *labels, int W, int H, report_layers *L);
+void report_layers_free(report_layers *L);
+/* FNV-1a (32 bits) of n bytes, as report.js computes it. */
+uint32_t report_fnv1a(const uint8_t *p, size_t n);
+
+/* The data file of chunk k of a gallery ("data/<pic_dir>/<k>.js") or, G NULL, of the ground
+ * truth; a new string. */
+char *report_data_rel(const gallery *G, int k);
+/* Every data file, each rewritten only when stale (above); counts R->drawn and R->kept. */
+int report_write_data(report *R);
+/* Test option: for every image with a photo, its ground truth's layers and every gallery's mask
+ * layers as lines "<data dir>\t<id>\t<full|thumb>\t<w>x<h>\t<fnv1a hex>" into path. */
+int report_write_layer_hashes(report *R, const char *path);
+#endif
