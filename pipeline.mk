@@ -269,7 +269,7 @@ $(foreach n,$(if $(KC_DRAW),,$(sort $(NETS) $(ATTN_NETS))),$(if $(KC_INIT.$(n)),
 
 # kind = baseline in nets.ini: the row is listed as a baseline and does not choose the setting.
 # CHOICE_OPTS: the networks that choose the setting (SETTING=best) and thereby the star of the sweep
-# figure (eval/setting_choice.h): by default all but the baselines, in make demo its network alone.
+# figure (eval/tables/setting_choice.h): by default all but the baselines, in make demo its network alone.
 BASELINE_OPTS := $(foreach n,$(NETS),$(if $(filter baseline,$(KC_KIND.$(n))),--baseline $(n)))
 CHOICE_OPTS   ?= $(BASELINE_OPTS)
 
