@@ -15,7 +15,8 @@
 #                    shared DAVIS val sequences, and kc-davis on a copy of the official OSVOS results
 #   OUTDIR/bench/    the correctness lines (counts, checksums, residuals, eigenvalues, sizes; timings cut)
 #                    of the quick benchmarks, small sizes, and their small products (SNAPSHOT_BENCHES)
-#   OUTDIR/console/  stdout/stderr of each step, durations and rates replaced by <t> / <rate>
+#   OUTDIR/console/  stdout/stderr of each step, durations and rates replaced by <t> / <rate>; NAME.exit
+#                    holds the exit status of a step that failed (the snapshot goes on)
 #   OUTDIR/SNAPSHOT.txt   commit, tree, environment (not compared); OUTDIR/_raw/ raw logs (not compared)
 #
 # Fixed: SOURCE_DATE_EPOCH (default 1767225600), OMP_NUM_THREADS=2, TZ=UTC, LC_ALL=C, no progress lines.
@@ -73,8 +74,13 @@ untime() {
 # run NAME CMD...: stdout and stderr to _raw/NAME.{out,err}, and without timings to console/; fails loudly
 run() {
   local name=$1; shift
-  if ! "$@" >"$OUT/_raw/$name.out" 2>"$OUT/_raw/$name.err"; then
-    echo "snapshot: step $name failed: $*" >&2; tail -n 20 "$OUT/_raw/$name.err" >&2; exit 1
+  # a step that fails is part of the snapshot (its exit status in console/NAME.exit), not its end:
+  # two trees that fail the same way compare equal, and the rest is still captured
+  local rc=0
+  "$@" >"$OUT/_raw/$name.out" 2>"$OUT/_raw/$name.err" || rc=$?
+  if [ $rc != 0 ]; then
+    echo "$rc" >"$OUT/console/$name.exit"
+    echo "snapshot: step $name failed (exit $rc, recorded): $*" >&2; tail -n 5 "$OUT/_raw/$name.err" >&2
   fi
   untime <"$OUT/_raw/$name.out" >"$OUT/console/$name.stdout.txt"
   untime <"$OUT/_raw/$name.err" >"$OUT/console/$name.stderr.txt"
