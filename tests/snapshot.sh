@@ -239,13 +239,14 @@ done
 # word for word.)
 V=$OUT/console/words
 mkdir -p "$V" "$W/words"
+WA=$(cd "$W" && pwd)
 words() { # PROG ARGS...: one record into $V/PROG.txt
   local prog=$1; shift
   local rc=0
   # by name through PATH: argv[0] (which getopt's messages print) is then the same in every tree
-  (cd "$W/words" && PATH="$root/$BUILD:$PATH" timeout 20 "$prog" "$@" >"$W/words.out" 2>"$W/words.err") || rc=$?
-  { printf '==== %s %s (exit %s)\n' "$prog" "$*" "$rc"; echo '-- stdout'; untime <"$W/words.out"
-    echo '-- stderr'; untime <"$W/words.err"; } >>"$V/$prog.txt"
+  (cd "$WA/words" && PATH="$root/$BUILD:$PATH" timeout 20 "$prog" "$@" >"$WA/words.out" 2>"$WA/words.err") || rc=$?
+  { printf '==== %s %s (exit %s)\n' "$prog" "$*" "$rc"; echo '-- stdout'; untime <"$WA/words.out"
+    echo '-- stderr'; untime <"$WA/words.err"; } >>"$V/$prog.txt"
 }
 for x in "$BUILD"/kc-*; do
   [ -f "$x" ] && [ -x "$x" ] || continue
