@@ -13,22 +13,11 @@
 #include "eval/report/report_davis.h"
 #include "eval/report/report_files.h"
 #include "eval/report/report_gallery.h"
+#include "eval/report/report_index.h"
 #include "eval/report/report_pages.h"
 #include "eval/report/report_pictures.h"
 #include "pipeline/lock.h"
 #include "pipeline/progress.h"
-
-char *report_out_path(report *R, const char *rel)
-{
-    if (report_files_write(R, rel) < 0) return NULL;
-    char *path = kc_strfmt("%s/%s", R->out, rel), *dir = kc_strdup(path);
-    *strrchr(dir, '/') = 0;
-    int rc = kc_mkdirs(dir);
-    free(dir);
-    if (rc == 0) return path;
-    free(path);
-    return NULL;
-}
 
 /* Everything the report shows, before anything is written: the tables, the galleries, the masks
  * caches, the photos (--images), the DAVIS results. */

@@ -38,12 +38,15 @@
  * paths, commands) is HTML-escaped (eval/report/html.h), in a data file JavaScript-escaped, and file
  * names come from html_safe_name.
  *
- * The modules: this one (the run: inputs, order, clean-up), eval/report/report_files.h (which files of
- * OUT are the report's: this run's record, the removal of earlier runs'), eval/report/report_gallery.h
- * (the score CSVs as galleries, their pages and the image pages), eval/report/report_pictures.h (photos
- * and figures: drawn or copied only when stale), eval/report/report_data.h (the masks as label data, and
- * the C reference of the layers report.js draws), eval/report/report_davis.h (the DAVIS results and
- * page), eval/report/report_pages.h (what every page shares, and index.html).
+ * The modules: this one (the run: inputs, order, clean-up), eval/report/report_types.h (the state
+ * they share, and the order in which they include one another), eval/report/report_files.h (which
+ * files of OUT are the report's: this run's record, the removal of earlier runs'),
+ * eval/report/report_gallery.h (the score CSVs as galleries, their pages and the image pages),
+ * eval/report/report_pictures.h (photos and figures: drawn or copied only when stale),
+ * eval/report/report_data.h (the masks as label data, and the C reference of the layers report.js
+ * draws), eval/report/report_davis.h (the DAVIS results and page), eval/report/report_pages.h (what
+ * every page shares), eval/report/report_index.h (index.html).  This header is the run's alone: it
+ * includes report_types.h and is included by stages/kc-report.c, by none of the modules.
  *
  *     report R;
  *     memset(&R, 0, sizeof R);
@@ -53,75 +56,11 @@
  */
 #ifndef KC_REPORT_H
 #define KC_REPORT_H
-#include "datasets/dataset.h"
-#include "eval/report/csv.h"
-#include "pipeline/cache/cache.h"
+#include "eval/report/report_types.h"
 
-/* An input given as NAME=PATH (--scores, --masks, --davis; --table: the file's base name). */
-typedef struct report_named {
-    char *name, *path;
-} report_named;
-
-/* The columns of a per-image score CSV that the galleries show (eval/report/report_gallery.c). */
-enum { COL_JACCARD, COL_CORLOC, COL_AREA, COL_LAMBDA2, COL_EIGENGAP, COL_DEGENERATE, COL_KNIFE, N_COLS };
-
-/* One image of a gallery: a row of its CSV. */
-typedef struct gallery_entry {
-    int image;             /* index into the image table */
-    const char *v[N_COLS]; /* the CSV's text ("" when the column is absent) */
-    double jaccard;
-    int pos;               /* row in the CSV */
-} gallery_entry;
-
-/* One <setting>.csv of a --scores folder: a gallery page. */
-typedef struct gallery {
-    const char *net;
-    char *setting, *csv_path, *scores_dir, *page, *pic_dir, *summary;
-    csv_file table;
-    int n;
-    gallery_entry *e;      /* worst Jaccard first */
-    int masks;             /* index into the masks caches, -1: none has this setting */
-} gallery;
-
-/* One image id of the galleries: its page and pictures. */
-typedef struct image_ref {
-    char *id, *safe;
-    const char *photo;     /* NULL: not in --images */
-    int n_in;
-    int *in_gallery, *in_entry;
-} image_ref;
-
-typedef struct report {
-    /* the options (kc-report's command line) */
-    const char *out, *title, *images_spec, *voc_root, *davis_root;
-    const char *setting, *refine;   /* named on index.html (NULL: not given; refine "none": none) */
-    const char *val_split;          /* the VOC val split named (NULL: that of --images voc:ROOT:SPLIT) */
-    const char *davis_split;        /* picks each --davis folder's results; NULL: val, else the only one */
-    int thumb_h, quality, strip;
-    report_named *tables, *scores, *masks, *davis;
-    int n_tables, n_scores, n_masks, n_davis;
-    const char *figures;
-    const char *layer_hashes; /* a test option: the C reference of the layers (eval/report/report_data.h) */
-    /* the run (report_run) */
-    cache_reader *mr;      /* (n_masks) opened caches */
-    kc_dataset ds;
-    int have_ds;
-    gallery *g;
-    int n_g;
-    image_ref *img;
-    int n_img;
-    double exe_mtime;
-    int force;             /* picture options changed: redraw every picture */
-    long drawn, kept;
-    struct report_files *files; /* the files this run writes or keeps, and earlier runs' (report_files.h) */
-} report;
-
-/* Writes the report R describes (the options above, the rest zero).  Every input is read before
- * anything is written.  -1 with a message on failure, and the caller is to kc_die(): that removes
- * the run's temporary files and lock, so that the pages stay as they were.  On success it frees
- * what it allocated; R's option lists stay the caller's. */
+/* Writes the report R describes (its options, eval/report/report_types.h, the rest zero).  Every
+ * input is read before anything is written.  -1 with a message on failure, and the caller is to
+ * kc_die(): that removes the run's temporary files and lock, so that the pages stay as they were.
+ * On success it frees what it allocated; R's option lists stay the caller's. */
 int report_run(report *R);
-/* A new string: OUT/rel, for a file about to be written: rel recorded as this run's
- * (eval/report/report_files.h), its folder made; NULL with a message when either fails. */
-char *report_out_path(report *R, const char *rel);
 #endif

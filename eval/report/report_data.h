@@ -35,6 +35,9 @@
  * report_write_layer_hashes (kc-report --layer-hashes FILE, a test option) and report.js's
  * ?selftest.
  *
+ * Includes report_types.h (and, in the .c, report_files.h and report_pictures.h); the galleries
+ * build on it (eval/report/report_types.h).
+ *
  *     kc_buf b = {0};
  *     report_row_code(&b, labels, W, H);       // "LBAQ..." (labels: (H, W) row-major)
  *     report_layers L;
@@ -45,7 +48,7 @@
 #define KC_REPORT_DATA_H
 #include <stdint.h>
 
-#include "eval/report/report.h"
+#include "eval/report/report_types.h"
 #include "pipeline/kc.h"
 
 enum { REPORT_CHUNK = 100 }; /* images per data file: a gallery's page */

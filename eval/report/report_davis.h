@@ -10,10 +10,13 @@
  * provenance).  With --davis-root, each sequence gets a strip of R->strip frames with the
  * propagated labels (davis/<net>/<seq>/<frame>.jpg, thumbnail height) and its falls, half size
  * with the annotation on the left (davis/<net>/<seq>/drop-<frame>.jpg).
+ *
+ * Includes report_types.h (and, in the .c, report_pages.h, report_pictures.h and report_files.h);
+ * index.html and the run build on it (eval/report/report_types.h).
  */
 #ifndef KC_REPORT_DAVIS_H
 #define KC_REPORT_DAVIS_H
-#include "eval/report/report.h"
+#include "eval/report/report_types.h"
 #include "pipeline/kc.h"
 
 typedef struct report_davis_seq {

@@ -278,3 +278,15 @@ void report_files_free(report *R)
     free(F);
     R->files = NULL;
 }
+
+char *report_out_path(report *R, const char *rel)
+{
+    if (report_files_write(R, rel) < 0) return NULL;
+    char *path = kc_strfmt("%s/%s", R->out, rel), *dir = kc_strdup(path);
+    *strrchr(dir, '/') = 0;
+    int rc = kc_mkdirs(dir);
+    free(dir);
+    if (rc == 0) return path;
+    free(path);
+    return NULL;
+}

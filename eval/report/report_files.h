@@ -28,6 +28,9 @@
  * photo/<name>.jpg, data/<dir>/<name>.js, davis/<net>/<seq>/<name>.jpg, figures/<name>.png and
  * .svg) are taken as an earlier run's.
  *
+ * Includes report_types.h only: every module that writes a file (pictures, data, pages, DAVIS
+ * frames) includes this one, never it them (eval/report/report_types.h).
+ *
  *     KC_TRY(report_files_open(R));           // holding OUT/.keycut.lock, before any write
  *     char *path = report_out_path(R, rel);   // a file about to be written: journal, then record
  *     report_files_keep(R, rel);              // a file found up to date
@@ -36,7 +39,7 @@
  */
 #ifndef KC_REPORT_FILES_H
 #define KC_REPORT_FILES_H
-#include "eval/report/report.h"
+#include "eval/report/report_types.h"
 
 /* The list's and the journal's names in OUT. */
 #define REPORT_FILES_LIST ".keycut-report-files"
@@ -63,4 +66,7 @@ void report_files_keep(report *R, const char *rel);
  * this one did not, then the folders left empty, and writes the list; removes the journal. */
 int report_files_close(report *R);
 void report_files_free(report *R);
+/* A new string: OUT/rel, for a file about to be written: rel recorded as this run's
+ * (report_files_write), its folder made; NULL with a message when either fails. */
+char *report_out_path(report *R, const char *rel);
 #endif

@@ -14,7 +14,7 @@
 #include "eval/report/report_pages.h"
 #include "eval/report/report_pictures.h"
 
-/* The columns (report.h's COL_*) in the CSV, and as the gallery's data- attributes. */
+/* The columns (report_types.h's COL_*) in the CSV, and as the gallery's data- attributes. */
 static const char *const col_name[N_COLS] = {"jaccard", "corloc", "area", "lambda2", "eigengap", "degenerate",
                                              "knife_edge"};
 static const char *const col_attr[N_COLS] = {"jaccard", "corloc", "area", "lambda2", "eigengap", "degenerate",

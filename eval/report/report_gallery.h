@@ -8,10 +8,13 @@
  * kept for the provenance.  Its page is gallery-<net>-<setting>.html and its pictures are under
  * <net>/<setting>/ (html_safe_name of each).  Each image id of any gallery is one image_ref and one
  * page, images/<id>.html.
+ *
+ * Includes report_types.h (and, in the .c, report_pages.h, report_data.h and report_pictures.h);
+ * index.html and the run build on it (eval/report/report_types.h).
  */
 #ifndef KC_REPORT_GALLERY_H
 #define KC_REPORT_GALLERY_H
-#include "eval/report/report.h"
+#include "eval/report/report_types.h"
 #include "pipeline/kc.h"
 
 /* Adds the galleries of one --scores NET=DIR to R (and their images to R's image table). */

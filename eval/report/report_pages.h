@@ -1,4 +1,5 @@
-/* eval/report/report_pages.h — what the report's pages share (eval/report/report.h), and index.html.
+/* eval/report/report_pages.h — what the report's pages share (eval/report/report.h): the page frame,
+ * its writing, values, tables and provenance; index.html is eval/report/report_index.h.
  *
  * A page is built in a kc_buf: report_page_begin (the head, the navigation, the title as <h1>;
  * root is the page's way back to the report folder, "" or "../"), the content, report_page_end;
@@ -6,12 +7,13 @@
  * kc_outputs_begin and kc_outputs_commit) and empties the buffer.  Values are shown as the
  * Markdown tables show them (report_value: fractions in percent with one decimal) with the exact
  * text in the cell's data-v, for report.js's sorting.
+ *
+ * Includes report_types.h (and, in the .c, report_files.h for report_out_path): the galleries,
+ * the DAVIS page and index.html build on it, never it on them (eval/report/report_types.h).
  */
 #ifndef KC_REPORT_PAGES_H
 #define KC_REPORT_PAGES_H
-#include "eval/report/report.h"
-#include "eval/report/report_davis.h"
-#include "eval/report/report_pictures.h"
+#include "eval/report/report_types.h"
 #include "pipeline/kc.h"
 
 void report_page_begin(kc_buf *b, const char *root, const char *title, const report *R);
@@ -28,9 +30,4 @@ void report_table(kc_buf *b, const report *R, const csv_file *c);
 void report_cache_prov(kc_buf *b, const cache_reader *r);
 /* A gallery's inputs (network, setting, scores, summary.csv, masks) and its masks cache's provenance. */
 void report_gallery_prov(kc_buf *b, const report *R, const gallery *G);
-/* index.html: what the results are of (one line: setting, splits, roots, networks), when, by what
- * command; the tables (tables[t] read from R->tables[t]), the galleries,
- * the figures, the provenance of every gallery and DAVIS result (dn: R->n_davis of them). */
-void report_index(kc_buf *b, const report *R, const csv_file *tables, const report_figures *figs,
-                  const report_davis *dn);
 #endif

@@ -8,12 +8,15 @@
  * folder, and its .svg when there is one, copied into figures/.  The DAVIS frames
  * (eval/report/report_davis.c) use the helpers.
  * R->drawn and R->kept count the pictures drawn and found up to date.
+ *
+ * Includes report_types.h (and, in the .c, report_files.h); the data files, the galleries, the
+ * DAVIS page and index.html build on it (eval/report/report_types.h).
  */
 #ifndef KC_REPORT_PICTURES_H
 #define KC_REPORT_PICTURES_H
 #include <stdint.h>
 
-#include "eval/report/report.h"
+#include "eval/report/report_types.h"
 #include "pipeline/images/image.h"
 
 /* A file's modification time in seconds, -1 when it cannot be read (or path is NULL). */
