@@ -30,61 +30,61 @@ _Static_assert(DBL_MANT_DIG >= 2 * FLT_MANT_DIG, "the product of two floats must
 #define COS_MR5 8  /* the AVX-512 kernel: 8 rows x 24 columns (3 x 8 doubles) */
 #define COS_NR5 24
 #define COS_ROWS 8 /* unit's rows are padded to a multiple of both MRs */
+
+/* COS_KERNEL(name, TARGET, B, MR): one text for both vector kernels.  It defines `name`, the
+ * micro-kernel above for vectors of B bits: MR rows x 3 vectors of B / 64 doubles (NR = 3 B / 64
+ * columns), accumulators c: (MR, 3) vectors.  In it __m##B##d stands for __m256d or __m512d and
+ * _mm##B##_fmadd_pd for _mm256_fmadd_pd or _mm512_fmadd_pd; store_floats##B writes one vector of C
+ * rounded to float32. */
+#define COS_KERNEL(name, TARGET, B, MR)                                                                             \
+    TARGET static void name(int dim, const float *A, const double *P, float *C)                                     \
+    {                                                                                                               \
+        enum { NR = 3 * (B / 64) };                                                                                 \
+        __m##B##d c[MR][3];                                                                                         \
+        _Pragma("GCC unroll 8")                                                                                     \
+        for (int r = 0; r < MR; r++) c[r][0] = c[r][1] = c[r][2] = _mm##B##_setzero_pd();                           \
+        for (int k = 0; k < dim; k++) {                                                                             \
+            const double *p = P + (size_t)k * NR;                                                                   \
+            __m##B##d b0 = _mm##B##_loadu_pd(p), b1 = _mm##B##_loadu_pd(p + B / 64),                                \
+                      b2 = _mm##B##_loadu_pd(p + 2 * (B / 64));                                                     \
+            _Pragma("GCC unroll 8")                                                                                 \
+            for (int r = 0; r < MR; r++) {                                                                          \
+                __m##B##d a = _mm##B##_set1_pd((double)A[(size_t)r * dim + k]);                                     \
+                c[r][0] = _mm##B##_fmadd_pd(a, b0, c[r][0]);                                                        \
+                c[r][1] = _mm##B##_fmadd_pd(a, b1, c[r][1]);                                                        \
+                c[r][2] = _mm##B##_fmadd_pd(a, b2, c[r][2]);                                                        \
+            }                                                                                                       \
+        }                                                                                                           \
+        _Pragma("GCC unroll 8")                                                                                     \
+        for (int r = 0; r < MR; r++)                                                                                \
+            _Pragma("GCC unroll 3")                                                                                 \
+            for (int q = 0; q < 3; q++) store_floats##B(C + r * NR + (B / 64) * q, c[r][q]);                        \
+    }
+
+#if defined(__AVX2__) && defined(__FMA__)
+/* dst[0..3] = v rounded to float32. */
+static inline void store_floats256(float *dst, __m256d v) { _mm_storeu_ps(dst, _mm256_cvtpd_ps(v)); }
+COS_KERNEL(cos_kernel_avx2, /* the build's target */, 256, COS_MR)
+_Static_assert(3 * (256 / 64) == COS_NR, "the AVX2 kernel's columns");
+#else
 static void cos_kernel_avx2(int dim, const float *A, const double *P, float *C)
 {
-#if defined(__AVX2__) && defined(__FMA__)
-    __m256d c[COS_MR][3];
-#pragma GCC unroll 8
-    for (int r = 0; r < COS_MR; r++) c[r][0] = c[r][1] = c[r][2] = _mm256_setzero_pd();
-    for (int k = 0; k < dim; k++) {
-        const double *p = P + (size_t)k * COS_NR;
-        __m256d b0 = _mm256_loadu_pd(p), b1 = _mm256_loadu_pd(p + 4), b2 = _mm256_loadu_pd(p + 8);
-#pragma GCC unroll 8
-        for (int r = 0; r < COS_MR; r++) {
-            __m256d a = _mm256_set1_pd((double)A[(size_t)r * dim + k]);
-            c[r][0] = _mm256_fmadd_pd(a, b0, c[r][0]);
-            c[r][1] = _mm256_fmadd_pd(a, b1, c[r][1]);
-            c[r][2] = _mm256_fmadd_pd(a, b2, c[r][2]);
-        }
-    }
-#pragma GCC unroll 8
-    for (int r = 0; r < COS_MR; r++)
-#pragma GCC unroll 3
-        for (int q = 0; q < 3; q++) _mm_storeu_ps(C + r * COS_NR + 4 * q, _mm256_cvtpd_ps(c[r][q]));
-#else
     for (int r = 0; r < COS_MR; r++)
         for (int q = 0; q < COS_NR; q++) {
             double s = 0;
             for (int k = 0; k < dim; k++) s = fma(A[(size_t)r * dim + k], P[(size_t)k * COS_NR + q], s);
             C[r * COS_NR + q] = (float)s;
         }
-#endif
 }
+#endif
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define COS_HAVE_512 1
-__attribute__((target("avx512f"))) static void cos_kernel_avx512(int dim, const float *A, const double *P,
-                                                                 float *C)
-{
-    __m512d c[COS_MR5][3];
-#pragma GCC unroll 8
-    for (int r = 0; r < COS_MR5; r++) c[r][0] = c[r][1] = c[r][2] = _mm512_setzero_pd();
-    for (int k = 0; k < dim; k++) {
-        const double *p = P + (size_t)k * COS_NR5;
-        __m512d b0 = _mm512_loadu_pd(p), b1 = _mm512_loadu_pd(p + 8), b2 = _mm512_loadu_pd(p + 16);
-#pragma GCC unroll 8
-        for (int r = 0; r < COS_MR5; r++) {
-            __m512d a = _mm512_set1_pd((double)A[(size_t)r * dim + k]);
-            c[r][0] = _mm512_fmadd_pd(a, b0, c[r][0]);
-            c[r][1] = _mm512_fmadd_pd(a, b1, c[r][1]);
-            c[r][2] = _mm512_fmadd_pd(a, b2, c[r][2]);
-        }
-    }
-#pragma GCC unroll 8
-    for (int r = 0; r < COS_MR5; r++)
-#pragma GCC unroll 3
-        for (int q = 0; q < 3; q++) _mm256_storeu_ps(C + r * COS_NR5 + 8 * q, _mm512_cvtpd_ps(c[r][q]));
-}
+#define COS_T512 __attribute__((target("avx512f")))
+/* dst[0..7] = v rounded to float32. */
+COS_T512 static inline void store_floats512(float *dst, __m512d v) { _mm256_storeu_ps(dst, _mm512_cvtpd_ps(v)); }
+COS_KERNEL(cos_kernel_avx512, COS_T512, 512, COS_MR5)
+_Static_assert(3 * (512 / 64) == COS_NR5, "the AVX-512 kernel's columns");
 #endif
 
 /* S's upper triangle, panel by panel (nr columns packed as doubles, every row block reaching the
