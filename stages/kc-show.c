@@ -21,28 +21,34 @@
 #include "pipeline/cache/cache.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"
+#include "pipeline/opts.h"
 #include "pipeline/progress.h"
 #include "pipeline/images/resize.h"
 
-static void usage(int status)
+static const char usage[] =
+    "usage: kc-show --masks FILE --setting ID --images DATASET --out DIR [--first N]\n"
+    "\n"
+    "Draws the masks of one decoder setting over the original images: each label in its own\n"
+    "colour (blended), its contour opaque, and the setting id and image id written at the top\n"
+    "left.  Writes one PNG per image of the masks cache (DIR/<image id>.png).\n"
+    "\n"
+    "  --masks FILE      a masks cache (kc-decode --out, or kc-refine's pixel masks)\n"
+    "  --setting ID      a setting id under /masks, e.g. t0.15-bin-mean-corners-n3\n"
+    "  --images DATASET  where the images are: voc:ROOT:SPLIT, davis:ROOT:SPLIT, dir:DIR, list:FILE\n"
+    "  --out DIR         output folder (created)\n"
+    "  --first N         only the first N images of the cache's index\n"
+    "\n"
+    "example:\n"
+    "  kc-show --masks cache/dino/voc12-val/masks.h5 --setting t0.15-bin-mean-corners-n3 \\\n"
+    "          --images voc:/data/VOCdevkit/VOC2012:val --first 20 --out shows/\n";
+
+static int read_first(const opts_option *opt, const char *v)
 {
-    fprintf(status ? stderr : stdout,
-            "usage: kc-show --masks FILE --setting ID --images DATASET --out DIR [--first N]\n"
-            "\n"
-            "Draws the masks of one decoder setting over the original images: each label in its own\n"
-            "colour (blended), its contour opaque, and the setting id and image id written at the top\n"
-            "left.  Writes one PNG per image of the masks cache (DIR/<image id>.png).\n"
-            "\n"
-            "  --masks FILE      a masks cache (kc-decode --out, or kc-refine's pixel masks)\n"
-            "  --setting ID      a setting id under /masks, e.g. t0.15-bin-mean-corners-n3\n"
-            "  --images DATASET  where the images are: voc:ROOT:SPLIT, davis:ROOT:SPLIT, dir:DIR, list:FILE\n"
-            "  --out DIR         output folder (created)\n"
-            "  --first N         only the first N images of the cache's index\n"
-            "\n"
-            "example:\n"
-            "  kc-show --masks cache/dino/voc12-val/masks.h5 --setting t0.15-bin-mean-corners-n3 \\\n"
-            "          --images voc:/data/VOCdevkit/VOC2012:val --first 20 --out shows/\n");
-    exit(status);
+    char *end;
+    long *first = opt->target;
+    *first = strtol(v, &end, 10);
+    if (end == v || *end || *first <= 0) return kc_fail("--first needs a positive number, got '%s'", v);
+    return 0;
 }
 
 static int parse_patch(const cache_reader *r, kc_policy pol, int *patch)
@@ -194,24 +200,13 @@ int main(int argc, char **argv)
     kc_set_cmdline(argc, argv);
     const char *masks = NULL, *setting = NULL, *images = NULL, *out_dir = NULL;
     long first = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
-        if (strncmp(a, "--", 2) != 0) kc_die_msg("unexpected argument '%s' (see --help)", a);
-        if (i + 1 >= argc) kc_die_msg("%s needs a value (see --help)", a);
-        const char *v = argv[++i];
-        if (!strcmp(a, "--masks")) masks = v;
-        else if (!strcmp(a, "--setting")) setting = v;
-        else if (!strcmp(a, "--images")) images = v;
-        else if (!strcmp(a, "--out")) out_dir = v;
-        else if (!strcmp(a, "--first")) {
-            char *end;
-            first = strtol(v, &end, 10);
-            if (end == v || *end || first <= 0) kc_die_msg("--first needs a positive number, got '%s'", v);
-        } else {
-            kc_die_msg("unknown option %s (see --help)", a);
-        }
-    }
+    const opts_option options[] = {
+        {"--masks", .value = &masks}, {"--setting", .value = &setting}, {"--images", .value = &images},
+        {"--out", .value = &out_dir}, {"--first", .read = read_first, .target = &first}, {0}};
+    const opts_cli cli = {.usage = usage, .options = options, .syntax = OPTS_PAIRS_ARGS};
+    int rc = opts_parse(&cli, argc, argv);
+    if (rc < 0) kc_die();
+    if (rc != OPTS_OK) exit(opts_usage(&cli, rc));
     if (!masks || !setting || !images || !out_dir)
         kc_die_msg("--masks, --setting, --images and --out are required (see --help)");
     double t0 = kc_now();
