@@ -66,12 +66,33 @@ static int parse_patch(const cache_reader *r, kc_policy pol, int *patch)
     return 0;
 }
 
+/* The image of row ix of the masks cache, which must have the size the masks were made from. */
+static int load_image(const cache_reader *r, int ix, const char *img_path, kc_image *im)
+{
+    KC_TRY(image_load_rgb(img_path, im));
+    if (im->h != r->index.size[2 * ix] || im->w != r->index.size[2 * ix + 1])
+        return kc_fail("%s: %dx%d pixels, but the masks of image %s in %s were made from %dx%d (wrong --images?)",
+                       img_path, im->w, im->h, r->index.ids[ix], r->path, r->index.size[2 * ix + 1], r->index.size[2 * ix]);
+    return 0;
+}
+
+/* Writes DIR/<id>.png (a DAVIS id seq/frame: DIR/seq/frame.png), making its folder. */
+static int write_overlay(const char *out_dir, const char *id, const kc_image *im)
+{
+    char *out = kc_strfmt("%s/%s.png", out_dir, id), *dir = kc_strdup(out);
+    *strrchr(dir, '/') = 0;
+    int rc = kc_mkdirs(dir) < 0 ? -1 : image_write_png_rgb(out, im);
+    free(out);
+    free(dir);
+    return rc;
+}
+
 /* An attention-mass stack: one panel per head (three a row), each head's mask in its own colour. */
 static int show_stack(const cache_reader *r, const char *setting, int ix, const char *img_path, kc_policy pol,
                       int patch, const char *out_dir)
 {
     const char *id = r->index.ids[ix];
-    char *dset = kc_strfmt("/masks/%s/%s", setting, id), *out = NULL, *dir = NULL;
+    char *dset = kc_strfmt("/masks/%s/%s", setting, id);
     uint8_t *stack = NULL, *labels = NULL;
     int heads, gh, gw, rc = -1;
     kc_image im = {0, 0, NULL}, canvas = {0, 0, NULL}, panel = {0, 0, NULL};
@@ -81,12 +102,7 @@ static int show_stack(const cache_reader *r, const char *setting, int ix, const 
                 r->index.grid[2 * ix]);
         goto done;
     }
-    if (image_load_rgb(img_path, &im) < 0) goto done;
-    if (im.h != r->index.size[2 * ix] || im.w != r->index.size[2 * ix + 1]) {
-        kc_fail("%s: %dx%d pixels, but the masks of image %s in %s were made from %dx%d (wrong --images?)", img_path,
-                im.w, im.h, id, r->path, r->index.size[2 * ix + 1], r->index.size[2 * ix]);
-        goto done;
-    }
+    if (load_image(r, ix, img_path, &im) < 0) goto done;
     if (grid_check_policy(dset, pol, patch, im.w, im.h, gh, gw) < 0) {
         kc_fail_prefix("%s", r->path);
         goto done;
@@ -116,17 +132,11 @@ static int show_stack(const cache_reader *r, const char *setting, int ix, const 
         for (size_t y = 0; y < H; y++)
             memcpy(canvas.rgb + ((y0 + y) * canvas.w + x0) * 3, panel.rgb + y * W * 3, W * 3);
     }
-    out = kc_strfmt("%s/%s.png", out_dir, id);
-    dir = kc_strdup(out);
-    *strrchr(dir, '/') = 0;
-    if (kc_mkdirs(dir) < 0) goto done;
-    rc = image_write_png_rgb(out, &canvas);
+    rc = write_overlay(out_dir, id, &canvas);
 done:
     free(dset);
     free(stack);
     free(labels);
-    free(out);
-    free(dir);
     free(canvas.rgb);
     free(panel.rgb);
     image_free(&im);
@@ -142,7 +152,6 @@ static int show_one(const cache_reader *r, const char *setting, int ix, const ch
     uint8_t *grid = NULL, *labels = NULL;
     int gh, gw, rc = -1;
     kc_image im = {0, 0, NULL};
-    char *out = NULL, *dir = NULL;
     if (!cache_has(r, dset)) {
         kc_fail("%s: no mask %s", r->path, dset);
         goto done;
@@ -156,12 +165,7 @@ static int show_one(const cache_reader *r, const char *setting, int ix, const ch
                 want[0]);
         goto done;
     }
-    if (image_load_rgb(img_path, &im) < 0) goto done;
-    if (im.h != r->index.size[2 * ix] || im.w != r->index.size[2 * ix + 1]) {
-        kc_fail("%s: %dx%d pixels, but the masks of image %s in %s were made from %dx%d (wrong --images?)",
-                img_path, im.w, im.h, id, r->path, r->index.size[2 * ix + 1], r->index.size[2 * ix]);
-        goto done;
-    }
+    if (load_image(r, ix, img_path, &im) < 0) goto done;
     if (!refined && grid_check_policy(dset, pol, patch, im.w, im.h, gh, gw) < 0) {
         kc_fail_prefix("%s", r->path); /* (another patch's or rule's grid maps to the wrong pixels) */
         goto done;
@@ -179,17 +183,11 @@ static int show_one(const cache_reader *r, const char *setting, int ix, const ch
     overlay_draw_masks(&im, labels, 0.45f);
     const char *lines[2] = {setting, id};
     overlay_draw_text(&im, lines, 2);
-    out = kc_strfmt("%s/%s.png", out_dir, id);
-    dir = kc_strdup(out);
-    *strrchr(dir, '/') = 0;
-    if (kc_mkdirs(dir) < 0) goto done;
-    rc = image_write_png_rgb(out, &im);
+    rc = write_overlay(out_dir, id, &im);
 done:
     free(dset);
     free(grid);
     free(labels);
-    free(out);
-    free(dir);
     image_free(&im);
     return rc;
 }
