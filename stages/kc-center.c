@@ -19,51 +19,40 @@
 #include "pipeline/cache/cache.h"
 #include "pipeline/cache/derive.h"
 #include "pipeline/kc.h"
+#include "pipeline/opts.h"
 #include "pipeline/progress.h"
 #include "pipeline/cache/shard.h"
 
 enum { BATCH = 16 };
 
-static void usage(int status)
-{
-    fprintf(status ? stderr : stdout,
-            "usage: kc-center [--shard i/n] IN.h5 OUT.h5\n"
-            "\n"
-            "Subtracts each image's mean key (over its tokens) from its keys.  OUT has the layout and\n"
-            "index of IN; each /features/keys/<id> carries the removed mean's norm as attribute\n"
-            "mean_norm.  /features/tokens, when present, is copied unchanged.  Rerunning after an\n"
-            "interruption resumes from OUT.partial/.  --shard i/n centres only slice i of n of IN's\n"
-            "images (pipeline/cache/shard.h); join the shard caches with kc-merge.\n"
-            "\n"
-            "example:\n"
-            "  kc-center cache/dino/voc12-val/keys.h5 cache/dino/voc12-val/centered.h5\n");
-    exit(status);
-}
+static const char usage[] =
+    "usage: kc-center [--shard i/n] IN.h5 OUT.h5\n"
+    "\n"
+    "Subtracts each image's mean key (over its tokens) from its keys.  OUT has the layout and\n"
+    "index of IN; each /features/keys/<id> carries the removed mean's norm as attribute\n"
+    "mean_norm.  /features/tokens, when present, is copied unchanged.  Rerunning after an\n"
+    "interruption resumes from OUT.partial/.  --shard i/n centres only slice i of n of IN's\n"
+    "images (pipeline/cache/shard.h); join the shard caches with kc-merge.\n"
+    "\n"
+    "example:\n"
+    "  kc-center cache/dino/voc12-val/keys.h5 cache/dino/voc12-val/centered.h5\n";
+
+static int read_shard(const opts_option *opt, const char *value) { return shard_parse(value, opt->target); }
 
 int main(int argc, char **argv)
 {
     kc_set_prog("kc-center");
     kc_keep_freed_memory();
     kc_set_cmdline(argc, argv);
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) usage(0);
     kc_shard shard = KC_SHARD_NONE;
-    char *pos[3] = {argv[0], NULL, NULL};
-    int n_pos = 1;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--shard") && i + 1 < argc) {
-            if (shard_parse(argv[++i], &shard) < 0) kc_die();
-        } else if (n_pos < 3) {
-            pos[n_pos++] = argv[i];
-        } else {
-            usage(2);
-        }
-    }
-    argv = pos;
-    argc = n_pos;
-    if (argc != 3) usage(2);
-    if (argv[1][0] == '-' || argv[2][0] == '-') kc_die_msg("unknown option %s (see --help)", argv[1][0] == '-' ? argv[1] : argv[2]);
-    const char *in = argv[1], *out = argv[2];
+    const char *args[2];
+    const opts_option options[] = {{"--shard", .read = read_shard, .target = &shard}, {0}};
+    const opts_cli cli = {.usage = usage, .options = options, .syntax = OPTS_ARGS, .args = args, .min_args = 2,
+                          .max_args = 2};
+    int rc = opts_parse(&cli, argc, argv);
+    if (rc < 0) kc_die();
+    if (rc != OPTS_OK) exit(opts_usage(&cli, rc));
+    const char *in = args[0], *out = args[1];
     openblas_set_num_threads(1);
     double t0 = kc_now();
     derive_input din;

@@ -18,22 +18,19 @@
 #include "eval/davis/propagate_run.h"
 #include "pipeline/kc.h"
 #include "pipeline/lock.h"
+#include "pipeline/opts.h"
 
-static void usage(int status)
-{
-    fprintf(status ? stderr : stdout,
-            "usage: kc-davis --results DIR --davis ROOT --split NAME [--force]\n"
-            "\n"
-            "Scores the palette PNGs DIR/<sequence>/<frame>.png against the DAVIS-2017 ground truth\n"
-            "ROOT/Annotations/480p/ of the sequences in ROOT/ImageSets/2017/NAME.txt, exactly as the\n"
-            "official davis2017-evaluation (semi-supervised) does: J, F, J&F with recall and decay.\n"
-            "Writes DIR/global_results-NAME.csv, DIR/per-sequence_results-NAME.csv and\n"
-            "DIR/global_results-NAME.json; refuses to overwrite them unless --force is given.\n"
-            "\n"
-            "example:\n"
-            "  kc-davis --results results/dino/davis17-val --davis /data/DAVIS --split val\n");
-    exit(status);
-}
+static const char usage[] =
+    "usage: kc-davis --results DIR --davis ROOT --split NAME [--force]\n"
+    "\n"
+    "Scores the palette PNGs DIR/<sequence>/<frame>.png against the DAVIS-2017 ground truth\n"
+    "ROOT/Annotations/480p/ of the sequences in ROOT/ImageSets/2017/NAME.txt, exactly as the\n"
+    "official davis2017-evaluation (semi-supervised) does: J, F, J&F with recall and decay.\n"
+    "Writes DIR/global_results-NAME.csv, DIR/per-sequence_results-NAME.csv and\n"
+    "DIR/global_results-NAME.json; refuses to overwrite them unless --force is given.\n"
+    "\n"
+    "example:\n"
+    "  kc-davis --results results/dino/davis17-val --davis /data/DAVIS --split val\n";
 
 int main(int argc, char **argv)
 {
@@ -42,23 +39,13 @@ int main(int argc, char **argv)
     kc_set_cmdline(argc, argv);
     const char *results = NULL, *root = NULL, *split = NULL;
     int force = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
-        if (!strcmp(a, "--force")) {
-            force = 1;
-            continue;
-        }
-        if (i + 1 >= argc) kc_die_msg("%s needs a value (see --help)", a);
-        if (!strcmp(a, "--results"))
-            results = argv[++i];
-        else if (!strcmp(a, "--davis"))
-            root = argv[++i];
-        else if (!strcmp(a, "--split"))
-            split = argv[++i];
-        else
-            kc_die_msg("unknown option %s (see --help)", a);
-    }
+    const opts_option options[] = {
+        {"--results", .value = &results}, {"--davis", .value = &root}, {"--split", .value = &split},
+        {"--force", .flag = &force}, {0}};
+    const opts_cli cli = {.usage = usage, .options = options};
+    int rc = opts_parse(&cli, argc, argv);
+    if (rc < 0) kc_die();
+    if (rc != OPTS_OK) exit(opts_usage(&cli, rc));
     if (!results || !root || !split) kc_die_msg("--results, --davis and --split are required (see --help)");
     double t0 = kc_now();
     struct stat st;

@@ -32,43 +32,40 @@
 #include "pipeline/cache/cache.h"
 #include "pipeline/cache/derive.h"
 #include "pipeline/kc.h"
+#include "pipeline/opts.h"
 #include "pipeline/progress.h"
 #include "pipeline/cache/shard.h"
 
 enum { BATCH = 16 };
 
-static void usage(int status)
-{
-    fprintf(status ? stderr : stdout,
-            "usage: kc-decode --features FILE [--kind keys|tokens] (--setting ID | --grid FILE) [--shard i/n]\n"
-            "                 --out masks.h5\n"
-            "       kc-decode --features FILE --kind attn [--setting attn-mass<m>] [--shard i/n] --out masks.h5\n"
-            "       kc-decode --check-setting ID [--grid FILE]\n"
-            "\n"
-            "Finds objects without labels: a normalized cut of each image's patch graph (TokenCut /\n"
-            "MaskCut style), for one decoder setting or every setting of a grid.\n"
-            "\n"
-            "  --features FILE  a features cache (kc-extract or kc-center output)\n"
-            "  --kind K         keys (default), tokens, or attn (class attention: DINO's mass masks)\n"
-            "  --setting ID     one setting, e.g. t0.20-bin-mean-seed-n1 (TokenCut) or\n"
-            "                   t0.15-bin-mean-corners-n3 (MaskCut): tau-edges-split-foreground-masks\n"
-            "  --grid FILE      every setting of a grid file (configs/sweep.ini: 144 settings)\n"
-            "                   with --kind attn: attn-mass<m>, 0 < m <= 1 (default attn-mass0.60): per head\n"
-            "                   the patches holding the top m of the attention mass, a (heads, h, w) stack\n"
-            "  --out FILE       the masks cache to write (an interrupted run resumes from FILE.partial/)\n"
-            "  --shard i/n      only slice i of n of the images (pipeline/cache/shard.h); join with kc-merge\n"
-            "  --check-setting ID  decode nothing: exit 0 silently when ID is a setting id --setting takes,\n"
-            "                   else exit 1 with one line saying why and the nearest id of --grid FILE\n"
-            "                   (edit distance); `best` and attn-mass<m> are not decoder settings\n"
-            "\n"
-            "examples:\n"
-            "  kc-decode --features cache/dino/voc12-val/centered.h5 --grid configs/sweep.ini \\\n"
-            "            --out cache/dino/voc12-val/masks.h5\n"
-            "  kc-decode --features keys.h5 --setting t0.20-bin-mean-seed-n1 --out one.h5\n"
-            "  kc-decode --features attn.h5 --kind attn --setting attn-mass0.60 --out attn-masks.h5\n"
-            "  kc-decode --check-setting t0.20-bin-mean-seed-n1 --grid configs/sweep.ini\n");
-    exit(status);
-}
+static const char usage[] =
+    "usage: kc-decode --features FILE [--kind keys|tokens] (--setting ID | --grid FILE) [--shard i/n]\n"
+    "                 --out masks.h5\n"
+    "       kc-decode --features FILE --kind attn [--setting attn-mass<m>] [--shard i/n] --out masks.h5\n"
+    "       kc-decode --check-setting ID [--grid FILE]\n"
+    "\n"
+    "Finds objects without labels: a normalized cut of each image's patch graph (TokenCut /\n"
+    "MaskCut style), for one decoder setting or every setting of a grid.\n"
+    "\n"
+    "  --features FILE  a features cache (kc-extract or kc-center output)\n"
+    "  --kind K         keys (default), tokens, or attn (class attention: DINO's mass masks)\n"
+    "  --setting ID     one setting, e.g. t0.20-bin-mean-seed-n1 (TokenCut) or\n"
+    "                   t0.15-bin-mean-corners-n3 (MaskCut): tau-edges-split-foreground-masks\n"
+    "  --grid FILE      every setting of a grid file (configs/sweep.ini: 144 settings)\n"
+    "                   with --kind attn: attn-mass<m>, 0 < m <= 1 (default attn-mass0.60): per head\n"
+    "                   the patches holding the top m of the attention mass, a (heads, h, w) stack\n"
+    "  --out FILE       the masks cache to write (an interrupted run resumes from FILE.partial/)\n"
+    "  --shard i/n      only slice i of n of the images (pipeline/cache/shard.h); join with kc-merge\n"
+    "  --check-setting ID  decode nothing: exit 0 silently when ID is a setting id --setting takes,\n"
+    "                   else exit 1 with one line saying why and the nearest id of --grid FILE\n"
+    "                   (edit distance); `best` and attn-mass<m> are not decoder settings\n"
+    "\n"
+    "examples:\n"
+    "  kc-decode --features cache/dino/voc12-val/centered.h5 --grid configs/sweep.ini \\\n"
+    "            --out cache/dino/voc12-val/masks.h5\n"
+    "  kc-decode --features keys.h5 --setting t0.20-bin-mean-seed-n1 --out one.h5\n"
+    "  kc-decode --features attn.h5 --kind attn --setting attn-mass0.60 --out attn-masks.h5\n"
+    "  kc-decode --check-setting t0.20-bin-mean-seed-n1 --grid configs/sweep.ini\n";
 
 /* --check-setting ID [--grid FILE]: returns 0 when ID is a decoder setting id; dies with one line
  * otherwise (a broken grid file with its own line).  Decodes nothing, opens nothing else. */
@@ -200,21 +197,14 @@ int main(int argc, char **argv)
     kc_set_cmdline(argc, argv);
     const char *features = NULL, *kind = NULL, *setting = NULL, *grid_path = NULL, *out = NULL, *shard_arg = NULL,
                *check = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
-        const char **dst = !strcmp(a, "--features") ? &features
-                           : !strcmp(a, "--kind")   ? &kind
-                           : !strcmp(a, "--setting") ? &setting
-                           : !strcmp(a, "--grid")   ? &grid_path
-                           : !strcmp(a, "--out")    ? &out
-                           : !strcmp(a, "--shard")  ? &shard_arg
-                           : !strcmp(a, "--check-setting") ? &check
-                                                    : NULL;
-        if (!dst) kc_die_msg("unknown option '%s' (see --help)", a);
-        if (i + 1 >= argc) kc_die_msg("%s needs a value", a);
-        *dst = argv[++i];
-    }
+    const opts_option options[] = {
+        {"--features", .value = &features}, {"--kind", .value = &kind}, {"--setting", .value = &setting},
+        {"--grid", .value = &grid_path}, {"--out", .value = &out}, {"--shard", .value = &shard_arg},
+        {"--check-setting", .value = &check}, {0}};
+    const opts_cli cli = {.usage = usage, .options = options, .unknown_first = 1};
+    int rc = opts_parse(&cli, argc, argv);
+    if (rc < 0) kc_die();
+    if (rc != OPTS_OK) exit(opts_usage(&cli, rc));
     if (check) {
         if (features || kind || setting || out || shard_arg) kc_die_msg("--check-setting takes only --grid FILE");
         return check_setting(check, grid_path);

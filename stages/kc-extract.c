@@ -1,7 +1,6 @@
 /* stages/kc-extract.c — images -> keys.h5 (ViT attention keys and/or output tokens, or the
  * no-learning colour features): the options, the dataset, one call into the extraction engine
  * (pipeline/extract/extract.h).  See docs/design.md "Stages", "The model", "The cache". */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,55 +10,73 @@
 #include "pipeline/extract/extract.h"
 #include "pipeline/images/resize.h"
 #include "pipeline/kc.h"
+#include "pipeline/opts.h"
 
-static void usage(FILE *f)
+static const char usage[] =
+    "usage: kc-extract --weights FILE [--checkpoint-key K] [--model vit|color] [--drop-cls]\n"
+    "                  [--heads H] [--ln-eps E] --dataset SPEC [--policy square480|short480|native16]\n"
+    "                  [--features keys|tokens|attn|keys,tokens,...] [--posembed auto|dino|hf|antialias]\n"
+    "                  [--keys post-rope|pre-rope] [--batch N]\n"
+    "                  [--patch P] [--shard i/n] [--split auto|images|rows] [--verbose] --out keys.h5\n"
+    "\n"
+    "Runs a ViT teacher (or the no-learning colour extractor) over a dataset and stores, per\n"
+    "image, the last block's attention keys and/or its output tokens, without the class token.\n"
+    "\n"
+    "  --weights FILE        .pth (state dict or training checkpoint) or .safetensors\n"
+    "  --checkpoint-key K    state dict inside a checkpoint (default: first of teacher, student,\n"
+    "                        model, state_dict holding tensors)\n"
+    "  --model vit|color     vit (default with --weights) or color (no weights; patch 16)\n"
+    "  --drop-cls            run DINO weights as the converted network (no class token, no final norm)\n"
+    "  --heads H             attention heads (default: config.json beside the weights, else dim/64)\n"
+    "  --ln-eps E            LayerNorm eps (default: the family's: 1e-6 DINO, timm, DINOv2; 1e-5 DINOv3;\n"
+    "                        config.json's for Hugging Face files, else 1e-12 for a HF ViTModel)\n"
+    "  --dataset SPEC        voc:ROOT:SPLIT | davis:ROOT:SPLIT | dir:DIR | list:FILE\n"
+    "  --policy P            square480 (default for voc/dir/list), short480 (default for davis),\n"
+    "                        native16\n"
+    "  --features F          keys (default), tokens, attn, or a comma list (keys,attn); attn is the\n"
+    "                        last block's class-token attention per head, (heads, patches), as DINO\n"
+    "                        reads it (needs a class token: not SelfPatch-like or --drop-cls)\n"
+    "  --posembed R          position-embedding resampling: auto (default: the file's family's own rule:\n"
+    "                        dino for DINO, timm, DINOv2; antialias for DINOv2 with registers), dino\n"
+    "                        (bicubic, scale (g+0.1)/n), hf (bicubic to size, Hugging Face ViTModel and\n"
+    "                        Dinov2Model), antialias (bicubic to size with antialias); DINOv3: RoPE, none\n"
+    "  --keys post-rope|pre-rope  DINOv3: the keys after RoPE (default: what attention uses) or before\n"
+    "  --batch N             images per crash-safe piece (default 8)\n"
+    "  --patch P             patch size of the colour extractor (default 16)\n"
+    "  --out FILE            the cache to write (atomically; an interrupted run resumes)\n"
+    "  --shard i/n           only slice i of n of the images (pipeline/cache/shard.h); merge the n\n"
+    "                        shard caches with kc-merge\n"
+    "  --split auto|images|rows  how the cores share the work: images = one image per core (each\n"
+    "                        forward on one thread), rows = every image over all cores; auto\n"
+    "                        (default) runs one image per core where the outputs are the same\n"
+    "                        bytes either way (the matmul path, see --verbose), else rows\n"
+    "  --verbose             print once which product kernels run (library, version, ISA), and\n"
+    "                        the time taken: start-up, first batch, ms per image after it\n"
+    "  environment: KC_ISA=avx512|avx2|generic forces a kernel path (default: the best\n"
+    "                        this CPU has); the cache records the one used (attribute products)\n"
+    "\n"
+    "example:\n"
+    "  kc-extract --weights dino_deitsmall16_pretrain.pth --dataset voc:/data/VOC2012:val \\\n"
+    "             --policy square480 --out cache/dino/voc12-val/keys.h5\n";
+
+/* The values of options, read as they come. */
+static int read_shard(const opts_option *opt, const char *value) { return shard_parse(value, opt->target); }
+
+static int read_split(const opts_option *opt, const char *value)
 {
-    fprintf(f,
-            "usage: kc-extract --weights FILE [--checkpoint-key K] [--model vit|color] [--drop-cls]\n"
-            "                  [--heads H] [--ln-eps E] --dataset SPEC [--policy square480|short480|native16]\n"
-            "                  [--features keys|tokens|attn|keys,tokens,...] [--posembed auto|dino|hf|antialias]\n"
-            "                  [--keys post-rope|pre-rope] [--batch N]\n"
-            "                  [--patch P] [--shard i/n] [--split auto|images|rows] [--verbose] --out keys.h5\n"
-            "\n"
-            "Runs a ViT teacher (or the no-learning colour extractor) over a dataset and stores, per\n"
-            "image, the last block's attention keys and/or its output tokens, without the class token.\n"
-            "\n"
-            "  --weights FILE        .pth (state dict or training checkpoint) or .safetensors\n"
-            "  --checkpoint-key K    state dict inside a checkpoint (default: first of teacher, student,\n"
-            "                        model, state_dict holding tensors)\n"
-            "  --model vit|color     vit (default with --weights) or color (no weights; patch 16)\n"
-            "  --drop-cls            run DINO weights as the converted network (no class token, no final norm)\n"
-            "  --heads H             attention heads (default: config.json beside the weights, else dim/64)\n"
-            "  --ln-eps E            LayerNorm eps (default: the family's: 1e-6 DINO, timm, DINOv2; 1e-5 DINOv3;\n"
-            "                        config.json's for Hugging Face files, else 1e-12 for a HF ViTModel)\n"
-            "  --dataset SPEC        voc:ROOT:SPLIT | davis:ROOT:SPLIT | dir:DIR | list:FILE\n"
-            "  --policy P            square480 (default for voc/dir/list), short480 (default for davis),\n"
-            "                        native16\n"
-            "  --features F          keys (default), tokens, attn, or a comma list (keys,attn); attn is the\n"
-            "                        last block's class-token attention per head, (heads, patches), as DINO\n"
-            "                        reads it (needs a class token: not SelfPatch-like or --drop-cls)\n"
-            "  --posembed R          position-embedding resampling: auto (default: the file's family's own rule:\n"
-            "                        dino for DINO, timm, DINOv2; antialias for DINOv2 with registers), dino\n"
-            "                        (bicubic, scale (g+0.1)/n), hf (bicubic to size, Hugging Face ViTModel and\n"
-            "                        Dinov2Model), antialias (bicubic to size with antialias); DINOv3: RoPE, none\n"
-            "  --keys post-rope|pre-rope  DINOv3: the keys after RoPE (default: what attention uses) or before\n"
-            "  --batch N             images per crash-safe piece (default 8)\n"
-            "  --patch P             patch size of the colour extractor (default 16)\n"
-            "  --out FILE            the cache to write (atomically; an interrupted run resumes)\n"
-            "  --shard i/n           only slice i of n of the images (pipeline/cache/shard.h); merge the n\n"
-            "                        shard caches with kc-merge\n"
-            "  --split auto|images|rows  how the cores share the work: images = one image per core (each\n"
-            "                        forward on one thread), rows = every image over all cores; auto\n"
-            "                        (default) runs one image per core where the outputs are the same\n"
-            "                        bytes either way (the matmul path, see --verbose), else rows\n"
-            "  --verbose             print once which product kernels run (library, version, ISA), and\n"
-            "                        the time taken: start-up, first batch, ms per image after it\n"
-            "  environment: KC_ISA=avx512|avx2|generic forces a kernel path (default: the best\n"
-            "                        this CPU has); the cache records the one used (attribute products)\n"
-            "\n"
-            "example:\n"
-            "  kc-extract --weights dino_deitsmall16_pretrain.pth --dataset voc:/data/VOC2012:val \\\n"
-            "             --policy square480 --out cache/dino/voc12-val/keys.h5\n");
+    extract_split *split = opt->target;
+    if (!strcmp(value, "auto")) *split = EXTRACT_SPLIT_AUTO;
+    else if (!strcmp(value, "images")) *split = EXTRACT_SPLIT_IMAGES;
+    else if (!strcmp(value, "rows")) *split = EXTRACT_SPLIT_ROWS;
+    else return kc_fail("--split: unknown '%s' (auto, images or rows)", value);
+    return 0;
+}
+
+static int read_keys(const opts_option *opt, const char *value)
+{
+    if (!strcmp(value, "pre-rope")) *(int *)opt->target = 1;
+    else if (strcmp(value, "post-rope")) return kc_fail("--keys: unknown '%s' (post-rope or pre-rope)", value);
+    return 0;
 }
 
 /* "keys", "tokens", "attn" or a comma list of them, each at most once. */
@@ -89,48 +106,22 @@ int main(int argc, char **argv)
     extract_opts o = EXTRACT_OPTS_DEFAULT;
     o.t_main = t_main;
     const char *policy_s = NULL;
-    static struct option opts[] = {{"weights", 1, 0, 'w'},  {"checkpoint-key", 1, 0, 'k'}, {"model", 1, 0, 'm'},
-                                   {"drop-cls", 0, 0, 'd'}, {"heads", 1, 0, 'H'},          {"ln-eps", 1, 0, 'e'},
-                                   {"dataset", 1, 0, 's'},  {"policy", 1, 0, 'p'},         {"features", 1, 0, 'f'},
-                                   {"posembed", 1, 0, 'P'}, {"out", 1, 0, 'o'},            {"batch", 1, 0, 'b'},
-                                   {"patch", 1, 0, 'x'},    {"help", 0, 0, 'h'},           {"shard", 1, 0, 'S'},
-                                   {"verbose", 0, 0, 'v'},  {"split", 1, 0, 'T'},          {"keys", 1, 0, 'K'},
-                                   {0, 0, 0, 0}};
-    int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'w': o.weights = optarg; break;
-        case 'k': o.ckey = optarg; break;
-        case 'm': o.model_name = optarg; break;
-        case 'd': o.drop_cls = 1; break;
-        case 'H': o.heads = atoi(optarg); break;
-        case 'e': o.ln_eps = atof(optarg); break;
-        case 's': o.dataset = optarg; break;
-        case 'p': policy_s = optarg; break;
-        case 'f': o.features = optarg; break;
-        case 'P': o.posembed = optarg; break;
-        case 'K':
-            if (!strcmp(optarg, "pre-rope")) o.keys_pre_rope = 1;
-            else if (strcmp(optarg, "post-rope")) kc_die_msg("--keys: unknown '%s' (post-rope or pre-rope)", optarg);
-            break;
-        case 'o': o.out = optarg; break;
-        case 'b': o.batch = atoi(optarg); break;
-        case 'x': o.patch_color = atoi(optarg); break;
-        case 'S':
-            if (shard_parse(optarg, &o.shard) < 0) kc_die();
-            break;
-        case 'v': o.verbose = 1; break;
-        case 'T':
-            if (!strcmp(optarg, "auto")) o.split = EXTRACT_SPLIT_AUTO;
-            else if (!strcmp(optarg, "images")) o.split = EXTRACT_SPLIT_IMAGES;
-            else if (!strcmp(optarg, "rows")) o.split = EXTRACT_SPLIT_ROWS;
-            else kc_die_msg("--split: unknown '%s' (auto, images or rows)", optarg);
-            break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
-    if (optind < argc) kc_die_msg("unexpected argument '%s' (see --help)", argv[optind]);
+    /* (the order of getopt's table: an ambiguous abbreviation lists its candidates in it) */
+    const opts_option options[] = {
+        {"--weights", .value = &o.weights}, {"--checkpoint-key", .value = &o.ckey}, {"--model", .value = &o.model_name},
+        {"--drop-cls", .flag = &o.drop_cls}, {"--heads", .read = opts_read_atoi, .target = &o.heads},
+        {"--ln-eps", .read = opts_read_atof, .target = &o.ln_eps, .number = OPTS_DOUBLE},
+        {"--dataset", .value = &o.dataset}, {"--policy", .value = &policy_s}, {"--features", .value = &o.features},
+        {"--posembed", .value = &o.posembed}, {"--out", .value = &o.out},
+        {"--batch", .read = opts_read_atoi, .target = &o.batch},
+        {"--patch", .read = opts_read_atoi, .target = &o.patch_color},
+        {"--shard", .read = read_shard, .target = &o.shard}, {"--verbose", .flag = &o.verbose},
+        {"--split", .read = read_split, .target = &o.split}, {"--keys", .read = read_keys, .target = &o.keys_pre_rope},
+        {0}};
+    const opts_cli cli = {.usage = usage, .options = options, .syntax = OPTS_GETOPT};
+    int rc = opts_parse(&cli, argc, argv);
+    if (rc < 0) kc_die();
+    if (rc != OPTS_OK) exit(opts_usage(&cli, rc));
     if (!o.model_name) o.model_name = o.weights ? "vit" : "color";
     int use_vit = !strcmp(o.model_name, "vit");
     if (!use_vit && strcmp(o.model_name, "color")) kc_die_msg("--model: unknown model '%s' (vit or color)", o.model_name);

@@ -11,15 +11,16 @@
  * renamed.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pipeline/kc.h"
+#include "pipeline/opts.h"
 #include "pipeline/weights/safetensors.h"
 #include "pipeline/model/vit_init.h"
 
+/* (a function: the text names the architectures of pipeline/model/vit_init.h) */
 static void usage(FILE *f)
 {
     fprintf(f, "usage: kc-init --arch ARCH --seed N --out FILE.safetensors\n"
@@ -55,19 +56,12 @@ int main(int argc, char **argv)
     kc_set_prog("kc-init");
     kc_set_cmdline(argc, argv);
     const char *arch_name = NULL, *seed_text = NULL, *out = NULL;
-    static struct option opts[] = {{"arch", 1, 0, 'a'}, {"seed", 1, 0, 's'}, {"out", 1, 0, 'o'},
-                                   {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'a': arch_name = optarg; break;
-        case 's': seed_text = optarg; break;
-        case 'o': out = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
-    if (optind < argc) kc_die_msg("unexpected argument '%s' (see --help)", argv[optind]);
+    const opts_option options[] = {
+        {"--arch", .value = &arch_name}, {"--seed", .value = &seed_text}, {"--out", .value = &out}, {0}};
+    const opts_cli cli = {.print_usage = usage, .options = options, .syntax = OPTS_GETOPT};
+    int rc = opts_parse(&cli, argc, argv);
+    if (rc < 0) kc_die();
+    if (rc != OPTS_OK) exit(opts_usage(&cli, rc));
     if (!arch_name || !seed_text || !out) kc_die_msg("need --arch, --seed and --out (see --help)");
     const vit_arch *arch = vit_init_find(arch_name);
     if (!arch) kc_die_msg("--arch '%s': unknown architecture (known: %s)", arch_name, vit_init_names());

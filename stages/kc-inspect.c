@@ -1,47 +1,34 @@
 /* stages/kc-inspect.c — prints a keycut cache's provenance, counts and a few values. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pipeline/cache/cache.h"
 #include "pipeline/kc.h"
+#include "pipeline/opts.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: kc-inspect [--values N] [--id ID] CACHE.h5\n"
-            "\n"
-            "Prints the provenance (root attributes), the number of images, the feature kinds or\n"
-            "settings it holds, and the first values of one image (the first, or --id).\n"
-            "\n"
-            "example:\n"
-            "  kc-inspect cache/dino/voc12-val/keys.h5\n");
-}
+static const char usage[] =
+    "usage: kc-inspect [--values N] [--id ID] CACHE.h5\n"
+    "\n"
+    "Prints the provenance (root attributes), the number of images, the feature kinds or\n"
+    "settings it holds, and the first values of one image (the first, or --id).\n"
+    "\n"
+    "example:\n"
+    "  kc-inspect cache/dino/voc12-val/keys.h5\n";
 
 int main(int argc, char **argv)
 {
     kc_set_prog("kc-inspect");
     int n_values = 6;
     const char *want_id = NULL;
-    static struct option opts[] = {{"values", 1, 0, 'v'}, {"id", 1, 0, 'i'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'v') n_values = atoi(optarg);
-        else if (c == 'i') want_id = optarg;
-        else if (c == 'h') {
-            usage(stdout);
-            return 0;
-        } else {
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (optind != argc - 1) {
-        usage(stderr);
-        return 2;
-    }
-    const char *path = argv[optind];
+    const char *path = NULL;
+    const opts_option options[] = {
+        {"--values", .read = opts_read_atoi, .target = &n_values}, {"--id", .value = &want_id}, {0}};
+    const opts_cli cli = {.usage = usage, .options = options, .syntax = OPTS_GETOPT, .args = &path, .min_args = 1,
+                          .max_args = 1};
+    int rc = opts_parse(&cli, argc, argv);
+    if (rc < 0) kc_die();
+    if (rc != OPTS_OK) exit(opts_usage(&cli, rc));
     cache_reader r;
     if (cache_open(&r, path, NULL) < 0) kc_die();
     printf("%s\n", path);

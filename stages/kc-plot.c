@@ -36,192 +36,183 @@
 #include "eval/figures/plot.h"
 #include "eval/figures/sweep_figures.h"
 #include "pipeline/kc.h"
+#include "pipeline/opts.h"
 
-static void usage(int status)
+static const char usage[] =
+    "usage: kc-plot sweep      --scores NET=DIR... [--baseline NET]... --out DIR [--chosen ID] [--prefix sweep]\n"
+    "       kc-plot curves     --voc NET=DIR... [--davis NET=DIR]... [--probe NET=DIR]... [--nets-ini FILE]\n"
+    "                          [--published FILE]\n"
+    "                          [--setting ID] --out DIR [--name curves]\n"
+    "       kc-plot voc-grid   --voc ROOT --split SPLIT --setting ID --masks NET=FILE...\n"
+    "                          [--ids A,B,... | --first N] --out DIR [--name grid-voc]\n"
+    "       kc-plot davis-grid --davis ROOT --sequence SEQ --results NET=DIR... [--frames N] --out DIR\n"
+    "                          [--name grid-davis]\n"
+    "\n"
+    "Draws the thesis figures with cairo: each as PDF, SVG, a PNG preview, a pgfplots .tex fragment\n"
+    "and the CSV of its data (Okabe-Ito colours with markers and dash patterns: readable in grey\n"
+    "and by colour-blind readers).  sweep: Jaccard and CorLoc of every decoder setting on the\n"
+    "selection split (small multiples: rule x edges/split panels, tau on x, one line per N; the\n"
+    "chosen, TokenCut's and MaskCut's settings marked), per network and the mean over them; the\n"
+    "chosen setting is the report's (kc-table's rule: --baseline NET does not choose) and the figure\n"
+    "names the networks that chose it.\n"
+    "curves: VOC Jaccard, CorLoc and DAVIS J&F of each training run (configs/nets.ini `run`,\n"
+    "`epoch`) against the epoch, other networks and published numbers as horizontal lines.\n"
+    "voc-grid / davis-grid: pictures of what each network found, beside the ground truth.\n"
+    "\n"
+    "example:\n"
+    "  kc-plot sweep --scores dino=work/scores/dino/select --scores selfpatch=work/scores/selfpatch/select \\\n"
+    "                --out figures\n"
+    "  kc-plot curves --voc run2-e05=work/scores/run2-e05/val-t0.15-bin-mean-corners-n3 \\\n"
+    "                 --voc dino=work/scores/dino/val-t0.15-bin-mean-corners-n3 --published configs/published.ini \\\n"
+    "                 --out figures\n";
+
+/* ---- options ------------------------------------------------------------------------------- */
+
+/* The NET=PATH inputs of one option (--scores, --voc, --masks, ...), in the order given. */
+typedef struct fig_list {
+    fig_input *items;
+    int n;
+} fig_list;
+
+static int read_named(const opts_option *opt, const char *v)
 {
-    fprintf(status ? stderr : stdout,
-            "usage: kc-plot sweep      --scores NET=DIR... [--baseline NET]... --out DIR [--chosen ID] [--prefix sweep]\n"
-            "       kc-plot curves     --voc NET=DIR... [--davis NET=DIR]... [--probe NET=DIR]... [--nets-ini FILE]\n"
-            "                          [--published FILE]\n"
-            "                          [--setting ID] --out DIR [--name curves]\n"
-            "       kc-plot voc-grid   --voc ROOT --split SPLIT --setting ID --masks NET=FILE...\n"
-            "                          [--ids A,B,... | --first N] --out DIR [--name grid-voc]\n"
-            "       kc-plot davis-grid --davis ROOT --sequence SEQ --results NET=DIR... [--frames N] --out DIR\n"
-            "                          [--name grid-davis]\n"
-            "\n"
-            "Draws the thesis figures with cairo: each as PDF, SVG, a PNG preview, a pgfplots .tex fragment\n"
-            "and the CSV of its data (Okabe-Ito colours with markers and dash patterns: readable in grey\n"
-            "and by colour-blind readers).  sweep: Jaccard and CorLoc of every decoder setting on the\n"
-            "selection split (small multiples: rule x edges/split panels, tau on x, one line per N; the\n"
-            "chosen, TokenCut's and MaskCut's settings marked), per network and the mean over them; the\n"
-            "chosen setting is the report's (kc-table's rule: --baseline NET does not choose) and the figure\n"
-            "names the networks that chose it.\n"
-            "curves: VOC Jaccard, CorLoc and DAVIS J&F of each training run (configs/nets.ini `run`,\n"
-            "`epoch`) against the epoch, other networks and published numbers as horizontal lines.\n"
-            "voc-grid / davis-grid: pictures of what each network found, beside the ground truth.\n"
-            "\n"
-            "example:\n"
-            "  kc-plot sweep --scores dino=work/scores/dino/select --scores selfpatch=work/scores/selfpatch/select \\\n"
-            "                --out figures\n"
-            "  kc-plot curves --voc run2-e05=work/scores/run2-e05/val-t0.15-bin-mean-corners-n3 \\\n"
-            "                 --voc dino=work/scores/dino/val-t0.15-bin-mean-corners-n3 --published configs/published.ini \\\n"
-            "                 --out figures\n");
-    exit(status);
+    fig_list *list = opt->target;
+    char *name, *path;
+    if (opts_split_pair(v, &name, &path) < 0) return kc_fail("%s wants NET=PATH, got '%s'", opt->name, v);
+    for (int i = 0; i < list->n; i++)
+        if (!strcmp(list->items[i].name, name)) {
+            kc_fail("%s: network '%s' given twice", opt->name, name);
+            free(name);
+            free(path);
+            return -1;
+        }
+    size_t k = strlen(path);
+    while (k > 1 && path[k - 1] == '/') path[--k] = 0;
+    list->items = kc_realloc(list->items, (size_t)(list->n + 1) * sizeof *list->items);
+    list->items[list->n++] = (fig_input){name, path};
+    return 0;
 }
 
-static void parse_named(const char *opt, const char *v, fig_input **list, int *n)
+static void free_inputs(fig_list *list)
 {
-    const char *eq = strchr(v, '=');
-    if (!eq || eq == v || !eq[1]) kc_die_msg("%s wants NET=PATH, got '%s'", opt, v);
-    for (int i = 0; i < *n; i++)
-        if (strlen((*list)[i].name) == (size_t)(eq - v) && !strncmp((*list)[i].name, v, (size_t)(eq - v)))
-            kc_die_msg("%s: network '%.*s' given twice", opt, (int)(eq - v), v);
-    *list = kc_realloc(*list, (size_t)(*n + 1) * sizeof **list);
-    (*list)[*n].name = kc_strfmt("%.*s", (int)(eq - v), v);
-    (*list)[*n].path = kc_strdup(eq + 1);
-    size_t k = strlen((*list)[*n].path);
-    while (k > 1 && (*list)[*n].path[k - 1] == '/') (*list)[*n].path[--k] = 0;
-    (*n)++;
-}
-
-static void free_inputs(fig_input *l, int n)
-{
-    for (int i = 0; i < n; i++) {
-        free(l[i].name);
-        free(l[i].path);
+    for (int i = 0; i < list->n; i++) {
+        free(list->items[i].name);
+        free(list->items[i].path);
     }
-    free(l);
+    free(list->items);
 }
 
-static int parse_count(const char *opt, const char *v)
+/* --baseline NET, repeatable */
+typedef struct name_list {
+    const char **items;
+    int n;
+} name_list;
+
+static int read_baseline(const opts_option *opt, const char *v)
+{
+    name_list *list = opt->target;
+    list->items = kc_realloc(list->items, (size_t)(list->n + 1) * sizeof *list->items);
+    list->items[list->n++] = v;
+    return 0;
+}
+
+static int read_count(const opts_option *opt, const char *v)
 {
     char *end;
     long x = strtol(v, &end, 10);
-    if (end == v || *end || x <= 0 || x > 1000) kc_die_msg("%s needs a positive number, got '%s'", opt, v);
-    return (int)x;
+    if (end == v || *end || x <= 0 || x > 1000) return kc_fail("%s needs a positive number, got '%s'", opt->name, v);
+    *(int *)opt->target = (int)x;
+    return 0;
+}
+
+/* A command's options (argv[0] the command's name); --help and -h print the usage and exit 0. */
+static void parse_options(const opts_option *options, int argc, char **argv)
+{
+    const opts_cli cli = {.usage = usage, .options = options};
+    int rc = opts_parse(&cli, argc, argv);
+    if (rc < 0) kc_die();
+    if (rc != OPTS_OK) exit(opts_usage(&cli, rc));
 }
 
 /* Each command: its options, then its module. */
 
 static int cmd_sweep(int argc, char **argv)
 {
-    fig_input *nets = NULL;
-    int n_nets = 0;
+    fig_list nets = {NULL, 0};
+    name_list baselines = {NULL, 0};
     const char *out = NULL, *chosen = NULL, *prefix = "sweep";
-    const char **baselines = NULL;
-    int n_baselines = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
-        if (i + 1 >= argc) kc_die_msg("%s needs a value (see --help)", a);
-        const char *v = argv[++i];
-        if (!strcmp(a, "--scores")) parse_named(a, v, &nets, &n_nets);
-        else if (!strcmp(a, "--out")) out = v;
-        else if (!strcmp(a, "--chosen")) chosen = v;
-        else if (!strcmp(a, "--prefix")) prefix = v;
-        else if (!strcmp(a, "--baseline")) {
-            baselines = kc_realloc(baselines, (size_t)(n_baselines + 1) * sizeof *baselines);
-            baselines[n_baselines++] = v;
-        }
-        else kc_die_msg("unknown option %s (see --help)", a);
-    }
-    if (!out || !n_nets) kc_die_msg("sweep needs --scores NET=DIR and --out DIR (see --help)");
+    const opts_option options[] = {
+        {"--scores", .read = read_named, .target = &nets}, {"--out", .value = &out}, {"--chosen", .value = &chosen},
+        {"--prefix", .value = &prefix}, {"--baseline", .read = read_baseline, .target = &baselines}, {0}};
+    parse_options(options, argc, argv);
+    if (!out || !nets.n) kc_die_msg("sweep needs --scores NET=DIR and --out DIR (see --help)");
     if (!*prefix || strpbrk(prefix, "/ \t")) kc_die_msg("--prefix: bad value '%s'", prefix);
-    sweep_figures_opts o = {.out = out, .prefix = prefix, .chosen = chosen, .nets = nets, .n_nets = n_nets,
-                            .baselines = baselines, .n_baselines = n_baselines};
+    sweep_figures_opts o = {.out = out, .prefix = prefix, .chosen = chosen, .nets = nets.items, .n_nets = nets.n,
+                            .baselines = baselines.items, .n_baselines = baselines.n};
     int rc = sweep_figures_run(&o);
-    free(baselines);
-    free_inputs(nets, n_nets);
+    free(baselines.items);
+    free_inputs(&nets);
     return rc;
 }
 
 static int cmd_curves(int argc, char **argv)
 {
-    fig_input *voc = NULL, *davis = NULL, *probe = NULL;
-    int n_voc = 0, n_davis = 0, n_probe = 0;
+    fig_list voc = {NULL, 0}, davis = {NULL, 0}, probe = {NULL, 0};
     const char *out = NULL, *nets_ini = "configs/nets.ini", *published = NULL, *setting = NULL, *name = "curves";
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
-        if (i + 1 >= argc) kc_die_msg("%s needs a value (see --help)", a);
-        const char *v = argv[++i];
-        if (!strcmp(a, "--voc")) parse_named(a, v, &voc, &n_voc);
-        else if (!strcmp(a, "--davis")) parse_named(a, v, &davis, &n_davis);
-        else if (!strcmp(a, "--probe")) parse_named(a, v, &probe, &n_probe);
-        else if (!strcmp(a, "--out")) out = v;
-        else if (!strcmp(a, "--nets-ini")) nets_ini = v;
-        else if (!strcmp(a, "--published")) published = v;
-        else if (!strcmp(a, "--setting")) setting = v;
-        else if (!strcmp(a, "--name")) name = v;
-        else kc_die_msg("unknown option %s (see --help)", a);
-    }
-    if (!out || !n_voc) kc_die_msg("curves needs --voc NET=DIR and --out DIR (see --help)");
+    const opts_option options[] = {
+        {"--voc", .read = read_named, .target = &voc}, {"--davis", .read = read_named, .target = &davis},
+        {"--probe", .read = read_named, .target = &probe}, {"--out", .value = &out}, {"--nets-ini", .value = &nets_ini},
+        {"--published", .value = &published}, {"--setting", .value = &setting}, {"--name", .value = &name}, {0}};
+    parse_options(options, argc, argv);
+    if (!out || !voc.n) kc_die_msg("curves needs --voc NET=DIR and --out DIR (see --help)");
     if (!*name || strpbrk(name, "/ \t")) kc_die_msg("--name: bad value '%s'", name);
     curve_figure_opts o = {.out = out, .name = name, .nets_ini = nets_ini, .published = published, .setting = setting,
-                           .voc = voc, .davis = davis, .probe = probe, .n_voc = n_voc, .n_davis = n_davis,
-                           .n_probe = n_probe};
+                           .voc = voc.items, .davis = davis.items, .probe = probe.items, .n_voc = voc.n,
+                           .n_davis = davis.n, .n_probe = probe.n};
     int rc = curve_figure_run(&o);
-    free_inputs(voc, n_voc);
-    free_inputs(davis, n_davis);
-    free_inputs(probe, n_probe);
+    free_inputs(&voc);
+    free_inputs(&davis);
+    free_inputs(&probe);
     return rc;
 }
 
 static int cmd_voc_grid(int argc, char **argv)
 {
-    fig_input *masks = NULL;
-    int n_masks = 0, first = 4;
+    fig_list masks = {NULL, 0};
+    int first = 4;
     const char *root = NULL, *split = NULL, *setting = NULL, *ids_opt = NULL, *out = NULL, *name = "grid-voc";
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
-        if (i + 1 >= argc) kc_die_msg("%s needs a value (see --help)", a);
-        const char *v = argv[++i];
-        if (!strcmp(a, "--masks")) parse_named(a, v, &masks, &n_masks);
-        else if (!strcmp(a, "--voc")) root = v;
-        else if (!strcmp(a, "--split")) split = v;
-        else if (!strcmp(a, "--setting")) setting = v;
-        else if (!strcmp(a, "--ids")) ids_opt = v;
-        else if (!strcmp(a, "--first")) first = parse_count(a, v);
-        else if (!strcmp(a, "--out")) out = v;
-        else if (!strcmp(a, "--name")) name = v;
-        else kc_die_msg("unknown option %s (see --help)", a);
-    }
-    if (!root || !split || !setting || !n_masks || !out)
+    const opts_option options[] = {
+        {"--masks", .read = read_named, .target = &masks}, {"--voc", .value = &root}, {"--split", .value = &split},
+        {"--setting", .value = &setting}, {"--ids", .value = &ids_opt},
+        {"--first", .read = read_count, .target = &first}, {"--out", .value = &out}, {"--name", .value = &name}, {0}};
+    parse_options(options, argc, argv);
+    if (!root || !split || !setting || !masks.n || !out)
         kc_die_msg("voc-grid needs --voc, --split, --setting, --masks NET=FILE and --out (see --help)");
     if (!*name || strpbrk(name, "/ \t")) kc_die_msg("--name: bad value '%s'", name);
     voc_grid_opts o = {.root = root, .split = split, .setting = setting, .out = out, .name = name, .ids = ids_opt,
-                       .first = first, .masks = masks, .n_masks = n_masks};
+                       .first = first, .masks = masks.items, .n_masks = masks.n};
     int rc = voc_grid_run(&o);
-    free_inputs(masks, n_masks);
+    free_inputs(&masks);
     return rc;
 }
 
 static int cmd_davis_grid(int argc, char **argv)
 {
-    fig_input *res = NULL;
-    int n_res = 0, n_frames = 4;
+    fig_list res = {NULL, 0};
+    int n_frames = 4;
     const char *root = NULL, *seq = NULL, *out = NULL, *name = "grid-davis";
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
-        if (i + 1 >= argc) kc_die_msg("%s needs a value (see --help)", a);
-        const char *v = argv[++i];
-        if (!strcmp(a, "--results")) parse_named(a, v, &res, &n_res);
-        else if (!strcmp(a, "--davis")) root = v;
-        else if (!strcmp(a, "--sequence")) seq = v;
-        else if (!strcmp(a, "--frames")) n_frames = parse_count(a, v);
-        else if (!strcmp(a, "--out")) out = v;
-        else if (!strcmp(a, "--name")) name = v;
-        else kc_die_msg("unknown option %s (see --help)", a);
-    }
-    if (!root || !seq || !n_res || !out)
+    const opts_option options[] = {
+        {"--results", .read = read_named, .target = &res}, {"--davis", .value = &root}, {"--sequence", .value = &seq},
+        {"--frames", .read = read_count, .target = &n_frames}, {"--out", .value = &out}, {"--name", .value = &name},
+        {0}};
+    parse_options(options, argc, argv);
+    if (!root || !seq || !res.n || !out)
         kc_die_msg("davis-grid needs --davis, --sequence, --results NET=DIR and --out (see --help)");
     if (!*name || strpbrk(name, "/ \t")) kc_die_msg("--name: bad value '%s'", name);
-    davis_grid_opts o = {.root = root, .sequence = seq, .out = out, .name = name, .frames = n_frames, .results = res,
-                         .n_results = n_res};
+    davis_grid_opts o = {.root = root, .sequence = seq, .out = out, .name = name, .frames = n_frames,
+                         .results = res.items, .n_results = res.n};
     int rc = davis_grid_run(&o);
-    free_inputs(res, n_res);
+    free_inputs(&res);
     return rc;
 }
 
@@ -229,15 +220,19 @@ int main(int argc, char **argv)
 {
     kc_set_prog("kc-plot");
     kc_set_cmdline(argc, argv);
-    if (argc < 2) usage(1);
+    const opts_cli cli = {.usage = usage};
+    if (argc < 2) {
+        opts_usage(&cli, OPTS_USAGE);
+        return 1; /* (1, not 2, as ever) */
+    }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) usage(0);
+    if (opts_is_help(cmd)) return opts_usage(&cli, OPTS_HELP);
     double t0 = kc_now();
     int rc;
-    if (!strcmp(cmd, "sweep")) rc = cmd_sweep(argc - 2, argv + 2);
-    else if (!strcmp(cmd, "curves")) rc = cmd_curves(argc - 2, argv + 2);
-    else if (!strcmp(cmd, "voc-grid")) rc = cmd_voc_grid(argc - 2, argv + 2);
-    else if (!strcmp(cmd, "davis-grid")) rc = cmd_davis_grid(argc - 2, argv + 2);
+    if (!strcmp(cmd, "sweep")) rc = cmd_sweep(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "curves")) rc = cmd_curves(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "voc-grid")) rc = cmd_voc_grid(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "davis-grid")) rc = cmd_davis_grid(argc - 1, argv + 1);
     else kc_die_msg("unknown figure '%s': sweep, curves, voc-grid or davis-grid (see --help)", cmd);
     if (rc < 0) kc_die();
     plot_release();

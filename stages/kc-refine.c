@@ -32,54 +32,93 @@
 #include "pipeline/cache/derive.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"
+#include "pipeline/opts.h"
 #include "pipeline/sha256.h"
 #include "pipeline/cache/shard.h"
 
-static void usage(int status)
-{
-    fprintf(status ? stderr : stdout,
-            "usage: kc-refine --masks FILE --dataset SPEC --method crf|bs --out FILE [--setting ID[,ID...]]\n"
-            "                 [--shard i/n] [constants]\n"
-            "\n"
-            "Refines every mask of a masks cache at pixel level, as the published decoders do:\n"
-            "  crf  MaskCut's crf.py: the patch mask repeated to the policy's image (480x480 for\n"
-            "       square480, 490x490 with patch 14), a fully connected CRF (pydensecrf's,\n"
-            "       permutohedral lattice), holes filled, a mask with IoU < 0.5 against its patch mask\n"
-            "       dropped, back to the original size by Pillow's bicubic resize and a threshold at\n"
-            "       half the maximum\n"
-            "  bs   TokenCut's bilateral solver on the original image (confidence 0.999, lambda 256,\n"
-            "       sigmas of its published runs), output > 0.5, holes filled\n"
-            "The output is a masks cache of pixel masks at the original image size (kc-score, kc-show\n"
-            "and kc-plot read it).  An interrupted run resumes from FILE.partial/.\n"
-            "\n"
-            "  --masks FILE        a masks cache from kc-decode\n"
-            "  --dataset SPEC      the images the masks were decoded from (voc:ROOT:SPLIT, dir:, list:)\n"
-            "  --setting IDS       only these settings (comma-separated; default every setting)\n"
-            "  --shard i/n         only slice i of n of the images (join with kc-merge)\n"
-            "crf constants (MaskCut's values):\n"
-            "  --crf-iters 10  --crf-gauss-sxy 3  --crf-gauss-w 7  --crf-bi-sxy 50  --crf-bi-srgb 5\n"
-            "  --crf-bi-w 10  --crf-clip 1e-5 (unary_from_softmax)  --crf-min-iou 0.5 (MaskCut's filter)\n"
-            "bs constants (TokenCut's):\n"
-            "  --bs-sigma-spatial 16  --bs-sigma-luma 16  --bs-sigma-chroma 8  (its published runs;\n"
-            "  --bs-sigmas function-defaults gives 24 / 4 / 4, bilateral_solver_output's defaults)\n"
-            "  --bs-lambda 256  --bs-confidence 0.999  --bs-bistoch-iters 10  --bs-cg-tol 1e-5\n"
-            "  --bs-cg-maxiter 25  --bs-diag-min 1e-5  --bs-threshold 0.5\n"
-            "  --bs-components plain|tokencut   plain (default): the thresholded, hole-filled mask;\n"
-            "                      tokencut: then TokenCut's step, the second-largest region counting the\n"
-            "                      background (which can return the background itself)\n"
-            "\n"
-            "examples:\n"
-            "  kc-refine --masks cache/dino/voc12-val/masks-t0.15-bin-mean-corners-n3.h5 \\\n"
-            "            --dataset voc:/data/VOC2012:val --method crf --out cache/dino/voc12-val/masks-...-crf.h5\n"
-            "  kc-refine --masks one.h5 --dataset voc:/data/VOC2012:val --method bs --out one-bs.h5\n");
-    exit(status);
-}
+static const char usage[] =
+    "usage: kc-refine --masks FILE --dataset SPEC --method crf|bs --out FILE [--setting ID[,ID...]]\n"
+    "                 [--shard i/n] [constants]\n"
+    "\n"
+    "Refines every mask of a masks cache at pixel level, as the published decoders do:\n"
+    "  crf  MaskCut's crf.py: the patch mask repeated to the policy's image (480x480 for\n"
+    "       square480, 490x490 with patch 14), a fully connected CRF (pydensecrf's,\n"
+    "       permutohedral lattice), holes filled, a mask with IoU < 0.5 against its patch mask\n"
+    "       dropped, back to the original size by Pillow's bicubic resize and a threshold at\n"
+    "       half the maximum\n"
+    "  bs   TokenCut's bilateral solver on the original image (confidence 0.999, lambda 256,\n"
+    "       sigmas of its published runs), output > 0.5, holes filled\n"
+    "The output is a masks cache of pixel masks at the original image size (kc-score, kc-show\n"
+    "and kc-plot read it).  An interrupted run resumes from FILE.partial/.\n"
+    "\n"
+    "  --masks FILE        a masks cache from kc-decode\n"
+    "  --dataset SPEC      the images the masks were decoded from (voc:ROOT:SPLIT, dir:, list:)\n"
+    "  --setting IDS       only these settings (comma-separated; default every setting)\n"
+    "  --shard i/n         only slice i of n of the images (join with kc-merge)\n"
+    "crf constants (MaskCut's values):\n"
+    "  --crf-iters 10  --crf-gauss-sxy 3  --crf-gauss-w 7  --crf-bi-sxy 50  --crf-bi-srgb 5\n"
+    "  --crf-bi-w 10  --crf-clip 1e-5 (unary_from_softmax)  --crf-min-iou 0.5 (MaskCut's filter)\n"
+    "bs constants (TokenCut's):\n"
+    "  --bs-sigma-spatial 16  --bs-sigma-luma 16  --bs-sigma-chroma 8  (its published runs;\n"
+    "  --bs-sigmas function-defaults gives 24 / 4 / 4, bilateral_solver_output's defaults)\n"
+    "  --bs-lambda 256  --bs-confidence 0.999  --bs-bistoch-iters 10  --bs-cg-tol 1e-5\n"
+    "  --bs-cg-maxiter 25  --bs-diag-min 1e-5  --bs-threshold 0.5\n"
+    "  --bs-components plain|tokencut   plain (default): the thresholded, hole-filled mask;\n"
+    "                      tokencut: then TokenCut's step, the second-largest region counting the\n"
+    "                      background (which can return the background itself)\n"
+    "\n"
+    "examples:\n"
+    "  kc-refine --masks cache/dino/voc12-val/masks-t0.15-bin-mean-corners-n3.h5 \\\n"
+    "            --dataset voc:/data/VOC2012:val --method crf --out cache/dino/voc12-val/masks-...-crf.h5\n"
+    "  kc-refine --masks one.h5 --dataset voc:/data/VOC2012:val --method bs --out one-bs.h5\n";
 
 static int parse_num(const char *opt, const char *s, double *v)
 {
     char *end;
     *v = strtod(s, &end);
     if (end == s || *end || !isfinite(*v)) return kc_fail("%s: '%s' is not a number", opt, s);
+    return 0;
+}
+
+/* The constants: a number, stored as a float, a double, or an int (-1 when it is not a whole
+ * number: refine_check refuses it). */
+static int read_constant(const opts_option *opt, const char *value)
+{
+    double x;
+    KC_TRY(parse_num(opt->name, value, &x));
+    if (opt->number == OPTS_INT && x != (int)x) x = -1;
+    opts_store_number(opt, x);
+    return 0;
+}
+
+/* An unknown option's value is read as a constant's first (so a bad one is named as such). */
+static int unknown_option(const char *name, const char *value)
+{
+    double x;
+    KC_TRY(parse_num(name, value, &x));
+    return kc_fail("unknown option '%s' (see --help)", name);
+}
+
+static int read_components(const opts_option *opt, const char *value)
+{
+    int *components = opt->target;
+    if (!strcmp(value, "plain")) *components = 0;
+    else if (!strcmp(value, "tokencut")) *components = 1;
+    else return kc_fail("--bs-components must be plain or tokencut (got '%s')", value);
+    return 0;
+}
+
+static int read_sigmas(const opts_option *opt, const char *value)
+{
+    const bs_params defaults = BS_TOKENCUT_DEFAULTS, published = BS_TOKENCUT_RUNS;
+    const bs_params *from = !strcmp(value, "function-defaults") ? &defaults
+                            : !strcmp(value, "published")       ? &published
+                                                                : NULL;
+    if (!from) return kc_fail("--bs-sigmas must be published or function-defaults (got '%s')", value);
+    bs_params *bs = opt->target;
+    bs->sigma_spatial = from->sigma_spatial;
+    bs->sigma_luma = from->sigma_luma;
+    bs->sigma_chroma = from->sigma_chroma;
     return 0;
 }
 
@@ -90,53 +129,33 @@ int main(int argc, char **argv)
     kc_set_cmdline(argc, argv);
     const char *masks = NULL, *spec = NULL, *method_s = NULL, *out = NULL, *setting_arg = NULL, *shard_arg = NULL;
     refine_opts o = REFINE_DEFAULTS;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
-        if (i + 1 >= argc) kc_die_msg("%s needs a value (see --help)", a);
-        const char *v = argv[++i];
-        double x = 0;
-        const char **dst = !strcmp(a, "--masks") ? &masks : !strcmp(a, "--dataset") ? &spec
-                           : !strcmp(a, "--method") ? &method_s : !strcmp(a, "--out") ? &out
-                           : !strcmp(a, "--setting") ? &setting_arg : !strcmp(a, "--shard") ? &shard_arg : NULL;
-        if (dst) {
-            *dst = v;
-            continue;
-        }
-        if (!strcmp(a, "--bs-components")) {
-            if (!strcmp(v, "plain")) o.bs_components = 0;
-            else if (!strcmp(v, "tokencut")) o.bs_components = 1;
-            else kc_die_msg("--bs-components must be plain or tokencut (got '%s')", v);
-            continue;
-        }
-        if (!strcmp(a, "--bs-sigmas")) {
-            bs_params d = BS_TOKENCUT_DEFAULTS, pub = BS_TOKENCUT_RUNS;
-            if (!strcmp(v, "function-defaults")) o.bs.sigma_spatial = d.sigma_spatial, o.bs.sigma_luma = d.sigma_luma, o.bs.sigma_chroma = d.sigma_chroma;
-            else if (!strcmp(v, "published")) o.bs.sigma_spatial = pub.sigma_spatial, o.bs.sigma_luma = pub.sigma_luma, o.bs.sigma_chroma = pub.sigma_chroma;
-            else kc_die_msg("--bs-sigmas must be published or function-defaults (got '%s')", v);
-            continue;
-        }
-        if (parse_num(a, v, &x) < 0) kc_die();
-        if (!strcmp(a, "--crf-iters")) o.crf.iters = x == (int)x ? (int)x : -1;
-        else if (!strcmp(a, "--crf-gauss-sxy")) o.crf.gauss_sxy = (float)x;
-        else if (!strcmp(a, "--crf-gauss-w")) o.crf.gauss_w = (float)x;
-        else if (!strcmp(a, "--crf-bi-sxy")) o.crf.bi_sxy = (float)x;
-        else if (!strcmp(a, "--crf-bi-srgb")) o.crf.bi_srgb = (float)x;
-        else if (!strcmp(a, "--crf-bi-w")) o.crf.bi_w = (float)x;
-        else if (!strcmp(a, "--crf-clip")) o.crf_clip = x;
-        else if (!strcmp(a, "--crf-min-iou")) o.crf_min_iou = x;
-        else if (!strcmp(a, "--bs-sigma-spatial")) o.bs.sigma_spatial = x;
-        else if (!strcmp(a, "--bs-sigma-luma")) o.bs.sigma_luma = x;
-        else if (!strcmp(a, "--bs-sigma-chroma")) o.bs.sigma_chroma = x;
-        else if (!strcmp(a, "--bs-lambda")) o.bs.lambda = x;
-        else if (!strcmp(a, "--bs-confidence")) o.bs.confidence = x;
-        else if (!strcmp(a, "--bs-bistoch-iters")) o.bs.bistoch_iters = x == (int)x ? (int)x : -1;
-        else if (!strcmp(a, "--bs-cg-tol")) o.bs.cg_tol = x;
-        else if (!strcmp(a, "--bs-cg-maxiter")) o.bs.cg_maxiter = x == (int)x ? (int)x : -1;
-        else if (!strcmp(a, "--bs-diag-min")) o.bs.diag_min = x;
-        else if (!strcmp(a, "--bs-threshold")) o.bs_threshold = x;
-        else kc_die_msg("unknown option '%s' (see --help)", a);
-    }
+    const opts_option options[] = {
+        {"--masks", .value = &masks}, {"--dataset", .value = &spec}, {"--method", .value = &method_s},
+        {"--out", .value = &out}, {"--setting", .value = &setting_arg}, {"--shard", .value = &shard_arg},
+        {"--bs-components", .read = read_components, .target = &o.bs_components},
+        {"--bs-sigmas", .read = read_sigmas, .target = &o.bs},
+        {"--crf-iters", .read = read_constant, .target = &o.crf.iters},
+        {"--crf-gauss-sxy", .read = read_constant, .target = &o.crf.gauss_sxy, .number = OPTS_FLOAT},
+        {"--crf-gauss-w", .read = read_constant, .target = &o.crf.gauss_w, .number = OPTS_FLOAT},
+        {"--crf-bi-sxy", .read = read_constant, .target = &o.crf.bi_sxy, .number = OPTS_FLOAT},
+        {"--crf-bi-srgb", .read = read_constant, .target = &o.crf.bi_srgb, .number = OPTS_FLOAT},
+        {"--crf-bi-w", .read = read_constant, .target = &o.crf.bi_w, .number = OPTS_FLOAT},
+        {"--crf-clip", .read = read_constant, .target = &o.crf_clip, .number = OPTS_DOUBLE},
+        {"--crf-min-iou", .read = read_constant, .target = &o.crf_min_iou, .number = OPTS_DOUBLE},
+        {"--bs-sigma-spatial", .read = read_constant, .target = &o.bs.sigma_spatial, .number = OPTS_DOUBLE},
+        {"--bs-sigma-luma", .read = read_constant, .target = &o.bs.sigma_luma, .number = OPTS_DOUBLE},
+        {"--bs-sigma-chroma", .read = read_constant, .target = &o.bs.sigma_chroma, .number = OPTS_DOUBLE},
+        {"--bs-lambda", .read = read_constant, .target = &o.bs.lambda, .number = OPTS_DOUBLE},
+        {"--bs-confidence", .read = read_constant, .target = &o.bs.confidence, .number = OPTS_DOUBLE},
+        {"--bs-bistoch-iters", .read = read_constant, .target = &o.bs.bistoch_iters},
+        {"--bs-cg-tol", .read = read_constant, .target = &o.bs.cg_tol, .number = OPTS_DOUBLE},
+        {"--bs-cg-maxiter", .read = read_constant, .target = &o.bs.cg_maxiter},
+        {"--bs-diag-min", .read = read_constant, .target = &o.bs.diag_min, .number = OPTS_DOUBLE},
+        {"--bs-threshold", .read = read_constant, .target = &o.bs_threshold, .number = OPTS_DOUBLE}, {0}};
+    const opts_cli cli = {.usage = usage, .options = options, .unknown = unknown_option};
+    int rc = opts_parse(&cli, argc, argv);
+    if (rc < 0) kc_die();
+    if (rc != OPTS_OK) exit(opts_usage(&cli, rc));
     if (!masks || !spec || !method_s || !out) kc_die_msg("--masks, --dataset, --method and --out are required (see --help)");
     if (refine_method_parse(method_s, &o.method) < 0) kc_die();
     if (o.method == REFINE_NONE) kc_die_msg("--method none: nothing to refine (use the masks cache as it is)");

@@ -21,66 +21,81 @@
 #include <string.h>
 
 #include "eval/report/report.h"
+#include "eval/tables/table_about.h"
 #include "pipeline/kc.h"
+#include "pipeline/opts.h"
 
-static void usage(int status)
-{
-    fprintf(status ? stderr : stdout,
-            "usage: kc-report --out DIR [--table FILE.csv]... [--figures DIR] [--scores NET=DIR]...\n"
-            "                 [--masks NET=FILE]... [--images DATASET] [--voc ROOT]\n"
-            "                 [--davis NET=DIR]... [--davis-root ROOT] [--title TEXT]\n"
-            "                 [--setting ID] [--refine none|crf|bs] [--val-split NAME] [--davis-split NAME]\n"
-            "\n"
-            "Writes a static HTML results browser into DIR (DIR/index.html): the tables, the figures, one\n"
-            "gallery per network and scored setting (every image with its Jaccard and CorLoc, worst first,\n"
-            "each thumbnail the ground truth beside the mask), one page per image, and DAVIS per sequence.\n"
-            "Opens from the file system in any browser; no server, no network.  Pictures are redrawn only\n"
-            "when their inputs changed.  At the end, the files an earlier run wrote into DIR (listed in\n"
-            "DIR/.keycut-report-files) that this one did not are removed, and no others: DIR then holds\n"
-            "what the same command writes into an empty folder.  A DIR of files of no kc-report run is refused.\n"
-            "\n"
-            "  --out DIR          the report folder (created; nothing is written outside it): new, empty\n"
-            "                     or an earlier kc-report's\n"
-            "  --table FILE.csv   a kc-table CSV (report.csv, sweep.csv); repeatable\n"
-            "  --figures DIR      kc-plot's folder: its .svg and .png are copied and shown\n"
-            "  --scores NET=DIR   a kc-score folder: a gallery for each <setting>.csv in it; repeatable\n"
-            "  --masks NET=FILE   a masks cache of NET (thumbnails, full-size overlays, provenance); repeatable\n"
-            "  --images DATASET   the photos: voc:ROOT:SPLIT, list:FILE, dir:DIR\n"
-            "  --voc ROOT         ground truth ROOT/SegmentationObject/<id>.png (default: ROOT of voc:ROOT:SPLIT)\n"
-            "  --davis NET=DIR    kc-propagate / kc-davis results of NET; repeatable\n"
-            "  --davis-root ROOT  DAVIS frames and annotations (for the DAVIS strips)\n"
-            "  --setting ID       the report's setting, named on index.html (as kc-table --setting)\n"
-            "  --refine none|crf|bs  the pixel refinement the VOC scores are of, named on index.html\n"
-            "  --val-split NAME   the VOC val split named on index.html (default: SPLIT of voc:ROOT:SPLIT)\n"
-            "  --davis-split NAME the DAVIS split: each --davis folder's global_results-NAME.* are read\n"
-            "                     (default: val, else the only one) and the split is named on index.html\n"
-            "  --title TEXT       the page title (default \"keycut report\")\n"
-            "  --thumb-height N   thumbnail height in pixels (default 96)\n"
-            "  --quality Q        JPEG quality of the photos (default 30: the masks are drawn sharp over them;\n"
-            "                     DAVIS frames, their labels drawn in, at least 50)\n"
-            "  --strip N          frames per DAVIS strip (default 8)\n"
-            "  --layer-hashes FILE  (tests) the C reference of the layers report.js draws, as hashes, into FILE\n"
-            "\n"
-            "example:\n"
-            "  kc-report --out report --table tables/report.csv --figures figures \\\n"
-            "            --scores dino=work/scores/dino/val-t0.15-bin-mean-corners-n3 \\\n"
-            "            --masks dino=work/cache/dino/voc12-val/masks-t0.15-bin-mean-corners-n3.h5 \\\n"
-            "            --images voc:/data/VOCdevkit/VOC2012:val \\\n"
-            "            --davis dino=work/results/dino/davis17-val --davis-root /data/DAVIS --davis-split val \\\n"
-            "            --setting t0.15-bin-mean-corners-n3\n");
-    exit(status);
-}
+static const char usage[] =
+    "usage: kc-report --out DIR [--table FILE.csv]... [--figures DIR] [--scores NET=DIR]...\n"
+    "                 [--masks NET=FILE]... [--images DATASET] [--voc ROOT]\n"
+    "                 [--davis NET=DIR]... [--davis-root ROOT] [--title TEXT]\n"
+    "                 [--setting ID] [--refine none|crf|bs] [--val-split NAME] [--davis-split NAME]\n"
+    "\n"
+    "Writes a static HTML results browser into DIR (DIR/index.html): the tables, the figures, one\n"
+    "gallery per network and scored setting (every image with its Jaccard and CorLoc, worst first,\n"
+    "each thumbnail the ground truth beside the mask), one page per image, and DAVIS per sequence.\n"
+    "Opens from the file system in any browser; no server, no network.  Pictures are redrawn only\n"
+    "when their inputs changed.  At the end, the files an earlier run wrote into DIR (listed in\n"
+    "DIR/.keycut-report-files) that this one did not are removed, and no others: DIR then holds\n"
+    "what the same command writes into an empty folder.  A DIR of files of no kc-report run is refused.\n"
+    "\n"
+    "  --out DIR          the report folder (created; nothing is written outside it): new, empty\n"
+    "                     or an earlier kc-report's\n"
+    "  --table FILE.csv   a kc-table CSV (report.csv, sweep.csv); repeatable\n"
+    "  --figures DIR      kc-plot's folder: its .svg and .png are copied and shown\n"
+    "  --scores NET=DIR   a kc-score folder: a gallery for each <setting>.csv in it; repeatable\n"
+    "  --masks NET=FILE   a masks cache of NET (thumbnails, full-size overlays, provenance); repeatable\n"
+    "  --images DATASET   the photos: voc:ROOT:SPLIT, list:FILE, dir:DIR\n"
+    "  --voc ROOT         ground truth ROOT/SegmentationObject/<id>.png (default: ROOT of voc:ROOT:SPLIT)\n"
+    "  --davis NET=DIR    kc-propagate / kc-davis results of NET; repeatable\n"
+    "  --davis-root ROOT  DAVIS frames and annotations (for the DAVIS strips)\n"
+    "  --setting ID       the report's setting, named on index.html (as kc-table --setting)\n"
+    "  --refine none|crf|bs  the pixel refinement the VOC scores are of, named on index.html\n"
+    "  --val-split NAME   the VOC val split named on index.html (default: SPLIT of voc:ROOT:SPLIT)\n"
+    "  --davis-split NAME the DAVIS split: each --davis folder's global_results-NAME.* are read\n"
+    "                     (default: val, else the only one) and the split is named on index.html\n"
+    "  --title TEXT       the page title (default \"keycut report\")\n"
+    "  --thumb-height N   thumbnail height in pixels (default 96)\n"
+    "  --quality Q        JPEG quality of the photos (default 30: the masks are drawn sharp over them;\n"
+    "                     DAVIS frames, their labels drawn in, at least 50)\n"
+    "  --strip N          frames per DAVIS strip (default 8)\n"
+    "  --layer-hashes FILE  (tests) the C reference of the layers report.js draws, as hashes, into FILE\n"
+    "\n"
+    "example:\n"
+    "  kc-report --out report --table tables/report.csv --figures figures \\\n"
+    "            --scores dino=work/scores/dino/val-t0.15-bin-mean-corners-n3 \\\n"
+    "            --masks dino=work/cache/dino/voc12-val/masks-t0.15-bin-mean-corners-n3.h5 \\\n"
+    "            --images voc:/data/VOCdevkit/VOC2012:val \\\n"
+    "            --davis dino=work/results/dino/davis17-val --davis-root /data/DAVIS --davis-split val \\\n"
+    "            --setting t0.15-bin-mean-corners-n3\n";
 
 /* ---- options ------------------------------------------------------------------------------- */
 
-static void add_named(const char *opt, const char *v, report_named **list, int *n)
+/* The NET=PATH inputs of one option (--scores, --masks, --davis), in the order given. */
+typedef struct named_list {
+    report_named **items;
+    int *n;
+} named_list;
+
+static int read_named(const opts_option *opt, const char *v)
 {
-    const char *eq = strchr(v, '=');
-    if (!eq || eq == v || !eq[1]) kc_die_msg("%s needs NET=PATH, got '%s'", opt, v);
-    *list = kc_realloc(*list, sizeof **list * (size_t)(*n + 1));
-    (*list)[*n].name = kc_strfmt("%.*s", (int)(eq - v), v);
-    (*list)[*n].path = kc_strdup(eq + 1);
-    (*n)++;
+    const named_list *list = opt->target;
+    char *name, *path;
+    if (opts_split_pair(v, &name, &path) < 0) return kc_fail("%s needs NET=PATH, got '%s'", opt->name, v);
+    *list->items = kc_realloc(*list->items, sizeof **list->items * (size_t)(*list->n + 1));
+    (*list->items)[(*list->n)++] = (report_named){name, path};
+    return 0;
+}
+
+/* --table FILE.csv: named by its base name */
+static int read_table(const opts_option *opt, const char *v)
+{
+    report *R = opt->target;
+    R->tables = kc_realloc(R->tables, sizeof *R->tables * (size_t)(R->n_tables + 1));
+    const char *base = strrchr(v, '/') ? strrchr(v, '/') + 1 : v;
+    R->tables[R->n_tables].name = kc_strdup(base);
+    R->tables[R->n_tables++].path = kc_strdup(v);
+    return 0;
 }
 
 static void free_named(report_named *list, int n)
@@ -92,12 +107,14 @@ static void free_named(report_named *list, int n)
     free(list);
 }
 
-static int parse_int(const char *opt, const char *v, int lo, int hi)
+static int read_int(const opts_option *opt, const char *v)
 {
     char *end;
     long x = strtol(v, &end, 10);
-    if (end == v || *end || x < lo || x > hi) kc_die_msg("%s needs a number in %d..%d, got '%s'", opt, lo, hi, v);
-    return (int)x;
+    if (end == v || *end || x < opt->lo || x > opt->hi)
+        return kc_fail("%s needs a number in %d..%d, got '%s'", opt->name, (int)opt->lo, (int)opt->hi, v);
+    *(int *)opt->target = (int)x;
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -110,42 +127,23 @@ int main(int argc, char **argv)
     R.thumb_h = 96;
     R.quality = 30;
     R.strip = 8;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
-        if (strncmp(a, "--", 2) != 0) kc_die_msg("unexpected argument '%s' (see --help)", a);
-        if (i + 1 >= argc) kc_die_msg("%s needs a value (see --help)", a);
-        const char *v = argv[++i];
-        if (!strcmp(a, "--out")) R.out = v;
-        else if (!strcmp(a, "--title")) R.title = v;
-        else if (!strcmp(a, "--table")) {
-            R.tables = kc_realloc(R.tables, sizeof *R.tables * (size_t)(R.n_tables + 1));
-            const char *base = strrchr(v, '/') ? strrchr(v, '/') + 1 : v;
-            R.tables[R.n_tables].name = kc_strdup(base);
-            R.tables[R.n_tables++].path = kc_strdup(v);
-        } else if (!strcmp(a, "--figures")) R.figures = v;
-        else if (!strcmp(a, "--scores")) add_named(a, v, &R.scores, &R.n_scores);
-        else if (!strcmp(a, "--masks")) add_named(a, v, &R.masks, &R.n_masks);
-        else if (!strcmp(a, "--davis")) add_named(a, v, &R.davis, &R.n_davis);
-        else if (!strcmp(a, "--images")) R.images_spec = v;
-        else if (!strcmp(a, "--voc")) R.voc_root = v;
-        else if (!strcmp(a, "--davis-root")) R.davis_root = v;
-        else if (!strcmp(a, "--setting")) R.setting = v;
-        else if (!strcmp(a, "--val-split")) R.val_split = v;
-        else if (!strcmp(a, "--refine")) {
-            if (strcmp(v, "none") && strcmp(v, "crf") && strcmp(v, "bs"))
-                kc_die_msg("--refine: none, crf or bs, not '%s'", v);
-            R.refine = v;
-        } else if (!strcmp(a, "--davis-split")) {
-            if (!*v || strpbrk(v, "/ \t")) kc_die_msg("--davis-split: bad split name '%s'", v);
-            R.davis_split = v;
-        }
-        else if (!strcmp(a, "--thumb-height")) R.thumb_h = parse_int(a, v, 16, 1024);
-        else if (!strcmp(a, "--quality")) R.quality = parse_int(a, v, 1, 100);
-        else if (!strcmp(a, "--strip")) R.strip = parse_int(a, v, 1, 100);
-        else if (!strcmp(a, "--layer-hashes")) R.layer_hashes = v;
-        else kc_die_msg("unknown option %s (see --help)", a);
-    }
+    named_list scores = {&R.scores, &R.n_scores}, masks = {&R.masks, &R.n_masks}, davis = {&R.davis, &R.n_davis};
+    const opts_option options[] = {
+        {"--out", .value = &R.out}, {"--title", .value = &R.title}, {"--table", .read = read_table, .target = &R},
+        {"--figures", .value = &R.figures}, {"--scores", .read = read_named, .target = &scores},
+        {"--masks", .read = read_named, .target = &masks}, {"--davis", .read = read_named, .target = &davis},
+        {"--images", .value = &R.images_spec}, {"--voc", .value = &R.voc_root},
+        {"--davis-root", .value = &R.davis_root}, {"--setting", .value = &R.setting},
+        {"--val-split", .value = &R.val_split}, {"--refine", .read = table_read_refine, .target = &R.refine},
+        {"--davis-split", .read = table_read_davis_split, .target = &R.davis_split},
+        {"--thumb-height", .read = read_int, .target = &R.thumb_h, .lo = 16, .hi = 1024},
+        {"--quality", .read = read_int, .target = &R.quality, .lo = 1, .hi = 100},
+        {"--strip", .read = read_int, .target = &R.strip, .lo = 1, .hi = 100},
+        {"--layer-hashes", .value = &R.layer_hashes}, {0}};
+    const opts_cli cli = {.usage = usage, .options = options, .syntax = OPTS_PAIRS_ARGS};
+    int rc = opts_parse(&cli, argc, argv);
+    if (rc < 0) kc_die();
+    if (rc != OPTS_OK) exit(opts_usage(&cli, rc));
     if (!R.out) kc_die_msg("--out is required (see --help)");
     if (!R.n_tables && !R.n_scores && !R.n_davis && !R.figures)
         kc_die_msg("nothing to report: give --table, --scores, --davis or --figures (see --help)");

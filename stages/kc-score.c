@@ -17,34 +17,40 @@
 #include "eval/voc/score.h"
 #include "pipeline/kc.h"
 #include "pipeline/lock.h"
+#include "pipeline/opts.h"
 
-static void usage(int status)
+static const char usage[] =
+    "usage: kc-score --masks FILE --voc ROOT --split FILE --out DIR [--ledger FILE] [--network NAME]\n"
+    "       kc-score --boxes-only --masks FILE (--voc ROOT | --coco ROOT) --split FILE --out DIR [--no-hard]\n"
+    "                [--box-cache DIR] [--ledger FILE] [--network NAME]\n"
+    "       kc-score --make-selection TRAIN_LIST --out DIR [--count N]\n"
+    "\n"
+    "Scores every setting of a masks cache on VOC ground truth (Jaccard, CorLoc): writes\n"
+    "DIR/<setting>.csv and DIR/summary.csv, then appends one line to the ledger\n"
+    "(default ./ledger.tsv).  --make-selection writes the selection split: the first N\n"
+    "(default 1000) ids of TRAIN_LIST in sha256 order, as DIR/selectN.txt and its .sha256.\n"
+    "Attention-mass masks (kc-decode --kind attn, settings attn-mass<m>) are scored as DINO's\n"
+    "authors did: per object the best head's Jaccard (DIR/<setting>.columns.txt says more).\n"
+    "--boxes-only scores CorLoc alone by the LOST/TokenCut protocol (docs/corloc.md): VOC\n"
+    "Annotations XML only (no segmentation PNGs; --no-hard drops difficult/truncated objects\n"
+    "and images left without any), or with --coco (implies --boxes-only) the images of the\n"
+    "list --split and their boxes from ROOT/annotations/instances_train2014.json, cached in\n"
+    "--box-cache DIR (default $KC_BOX_CACHE, else no cache).  The CSVs keep their columns;\n"
+    "jaccard is empty.\n"
+    "\n"
+    "example:\n"
+    "  kc-score --make-selection VOC2012/ImageSets/Segmentation/train.txt --out datasets/splits\n"
+    "  kc-score --masks out/dino/masks.h5 --voc VOC2012 --split datasets/splits/select1000.txt \\\n"
+    "           --out out/dino/scores --network dino\n"
+    "  kc-score --boxes-only --masks voc07.h5 --voc VOC2007 --split VOC2007/ImageSets/Main/trainval.txt --out s\n";
+
+static int read_count(const opts_option *opt, const char *v)
 {
-    fprintf(status ? stderr : stdout,
-            "usage: kc-score --masks FILE --voc ROOT --split FILE --out DIR [--ledger FILE] [--network NAME]\n"
-            "       kc-score --boxes-only --masks FILE (--voc ROOT | --coco ROOT) --split FILE --out DIR [--no-hard]\n"
-            "                [--box-cache DIR] [--ledger FILE] [--network NAME]\n"
-            "       kc-score --make-selection TRAIN_LIST --out DIR [--count N]\n"
-            "\n"
-            "Scores every setting of a masks cache on VOC ground truth (Jaccard, CorLoc): writes\n"
-            "DIR/<setting>.csv and DIR/summary.csv, then appends one line to the ledger\n"
-            "(default ./ledger.tsv).  --make-selection writes the selection split: the first N\n"
-            "(default 1000) ids of TRAIN_LIST in sha256 order, as DIR/selectN.txt and its .sha256.\n"
-            "Attention-mass masks (kc-decode --kind attn, settings attn-mass<m>) are scored as DINO's\n"
-            "authors did: per object the best head's Jaccard (DIR/<setting>.columns.txt says more).\n"
-            "--boxes-only scores CorLoc alone by the LOST/TokenCut protocol (docs/corloc.md): VOC\n"
-            "Annotations XML only (no segmentation PNGs; --no-hard drops difficult/truncated objects\n"
-            "and images left without any), or with --coco (implies --boxes-only) the images of the\n"
-            "list --split and their boxes from ROOT/annotations/instances_train2014.json, cached in\n"
-            "--box-cache DIR (default $KC_BOX_CACHE, else no cache).  The CSVs keep their columns;\n"
-            "jaccard is empty.\n"
-            "\n"
-            "example:\n"
-            "  kc-score --make-selection VOC2012/ImageSets/Segmentation/train.txt --out datasets/splits\n"
-            "  kc-score --masks out/dino/masks.h5 --voc VOC2012 --split datasets/splits/select1000.txt \\\n"
-            "           --out out/dino/scores --network dino\n"
-            "  kc-score --boxes-only --masks voc07.h5 --voc VOC2007 --split VOC2007/ImageSets/Main/trainval.txt --out s\n");
-    exit(status);
+    char *end;
+    long c = strtol(v, &end, 10);
+    if (end == v || *end || c <= 0 || c > 10000000) return kc_fail("--count: bad value '%s'", v);
+    *(int *)opt->target = (int)c;
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -57,29 +63,17 @@ int main(int argc, char **argv)
     int count = SPLIT_SELECTION_COUNT;
     const char *coco = NULL, *box_cache = getenv("KC_BOX_CACHE");
     int boxes_only = 0, no_hard = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
-        if (!strcmp(a, "--boxes-only")) { boxes_only = 1; continue; }
-        if (!strcmp(a, "--no-hard")) { no_hard = 1; continue; }
-        if (!strcmp(a, "--coco") && i + 1 < argc) { coco = argv[++i]; boxes_only = 1; continue; }
-        if (!strcmp(a, "--box-cache") && i + 1 < argc) { box_cache = argv[++i]; continue; }
-        if (i + 1 >= argc) kc_die_msg("%s needs a value (see --help)", a);
-        const char *v = argv[++i];
-        if (!strcmp(a, "--masks")) masks = v;
-        else if (!strcmp(a, "--voc")) voc = v;
-        else if (!strcmp(a, "--split")) split = v;
-        else if (!strcmp(a, "--out")) out = v;
-        else if (!strcmp(a, "--ledger")) ledger = v;
-        else if (!strcmp(a, "--network")) network = v;
-        else if (!strcmp(a, "--make-selection")) selection = v;
-        else if (!strcmp(a, "--count")) {
-            char *end;
-            long c = strtol(v, &end, 10);
-            if (end == v || *end || c <= 0 || c > 10000000) kc_die_msg("--count: bad value '%s'", v);
-            count = (int)c;
-        } else kc_die_msg("unknown option %s (see --help)", a);
-    }
+    const opts_option options[] = {
+        {"--boxes-only", .flag = &boxes_only}, {"--no-hard", .flag = &no_hard}, {"--coco", .value = &coco},
+        {"--box-cache", .value = &box_cache}, {"--masks", .value = &masks}, {"--voc", .value = &voc},
+        {"--split", .value = &split}, {"--out", .value = &out}, {"--ledger", .value = &ledger},
+        {"--network", .value = &network}, {"--make-selection", .value = &selection},
+        {"--count", .read = read_count, .target = &count}, {0}};
+    const opts_cli cli = {.usage = usage, .options = options};
+    int rc = opts_parse(&cli, argc, argv);
+    if (rc < 0) kc_die();
+    if (rc != OPTS_OK) exit(opts_usage(&cli, rc));
+    if (coco) boxes_only = 1; /* --coco implies --boxes-only */
     double t0 = kc_now();
     /* one run per score folder, its lock taken before the options are checked (as ever) */
     kc_lock *lock = NULL;

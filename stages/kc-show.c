@@ -21,28 +21,34 @@
 #include "pipeline/cache/cache.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"
+#include "pipeline/opts.h"
 #include "pipeline/progress.h"
 #include "pipeline/images/resize.h"
 
-static void usage(int status)
+static const char usage[] =
+    "usage: kc-show --masks FILE --setting ID --images DATASET --out DIR [--first N]\n"
+    "\n"
+    "Draws the masks of one decoder setting over the original images: each label in its own\n"
+    "colour (blended), its contour opaque, and the setting id and image id written at the top\n"
+    "left.  Writes one PNG per image of the masks cache (DIR/<image id>.png).\n"
+    "\n"
+    "  --masks FILE      a masks cache (kc-decode --out, or kc-refine's pixel masks)\n"
+    "  --setting ID      a setting id under /masks, e.g. t0.15-bin-mean-corners-n3\n"
+    "  --images DATASET  where the images are: voc:ROOT:SPLIT, davis:ROOT:SPLIT, dir:DIR, list:FILE\n"
+    "  --out DIR         output folder (created)\n"
+    "  --first N         only the first N images of the cache's index\n"
+    "\n"
+    "example:\n"
+    "  kc-show --masks cache/dino/voc12-val/masks.h5 --setting t0.15-bin-mean-corners-n3 \\\n"
+    "          --images voc:/data/VOCdevkit/VOC2012:val --first 20 --out shows/\n";
+
+static int read_first(const opts_option *opt, const char *v)
 {
-    fprintf(status ? stderr : stdout,
-            "usage: kc-show --masks FILE --setting ID --images DATASET --out DIR [--first N]\n"
-            "\n"
-            "Draws the masks of one decoder setting over the original images: each label in its own\n"
-            "colour (blended), its contour opaque, and the setting id and image id written at the top\n"
-            "left.  Writes one PNG per image of the masks cache (DIR/<image id>.png).\n"
-            "\n"
-            "  --masks FILE      a masks cache (kc-decode --out, or kc-refine's pixel masks)\n"
-            "  --setting ID      a setting id under /masks, e.g. t0.15-bin-mean-corners-n3\n"
-            "  --images DATASET  where the images are: voc:ROOT:SPLIT, davis:ROOT:SPLIT, dir:DIR, list:FILE\n"
-            "  --out DIR         output folder (created)\n"
-            "  --first N         only the first N images of the cache's index\n"
-            "\n"
-            "example:\n"
-            "  kc-show --masks cache/dino/voc12-val/masks.h5 --setting t0.15-bin-mean-corners-n3 \\\n"
-            "          --images voc:/data/VOCdevkit/VOC2012:val --first 20 --out shows/\n");
-    exit(status);
+    char *end;
+    long *first = opt->target;
+    *first = strtol(v, &end, 10);
+    if (end == v || *end || *first <= 0) return kc_fail("--first needs a positive number, got '%s'", v);
+    return 0;
 }
 
 static int parse_patch(const cache_reader *r, kc_policy pol, int *patch)
@@ -60,12 +66,33 @@ static int parse_patch(const cache_reader *r, kc_policy pol, int *patch)
     return 0;
 }
 
+/* The image of row ix of the masks cache, which must have the size the masks were made from. */
+static int load_image(const cache_reader *r, int ix, const char *img_path, kc_image *im)
+{
+    KC_TRY(image_load_rgb(img_path, im));
+    if (im->h != r->index.size[2 * ix] || im->w != r->index.size[2 * ix + 1])
+        return kc_fail("%s: %dx%d pixels, but the masks of image %s in %s were made from %dx%d (wrong --images?)",
+                       img_path, im->w, im->h, r->index.ids[ix], r->path, r->index.size[2 * ix + 1], r->index.size[2 * ix]);
+    return 0;
+}
+
+/* Writes DIR/<id>.png (a DAVIS id seq/frame: DIR/seq/frame.png), making its folder. */
+static int write_overlay(const char *out_dir, const char *id, const kc_image *im)
+{
+    char *out = kc_strfmt("%s/%s.png", out_dir, id), *dir = kc_strdup(out);
+    *strrchr(dir, '/') = 0;
+    int rc = kc_mkdirs(dir) < 0 ? -1 : image_write_png_rgb(out, im);
+    free(out);
+    free(dir);
+    return rc;
+}
+
 /* An attention-mass stack: one panel per head (three a row), each head's mask in its own colour. */
 static int show_stack(const cache_reader *r, const char *setting, int ix, const char *img_path, kc_policy pol,
                       int patch, const char *out_dir)
 {
     const char *id = r->index.ids[ix];
-    char *dset = kc_strfmt("/masks/%s/%s", setting, id), *out = NULL, *dir = NULL;
+    char *dset = kc_strfmt("/masks/%s/%s", setting, id);
     uint8_t *stack = NULL, *labels = NULL;
     int heads, gh, gw, rc = -1;
     kc_image im = {0, 0, NULL}, canvas = {0, 0, NULL}, panel = {0, 0, NULL};
@@ -75,12 +102,7 @@ static int show_stack(const cache_reader *r, const char *setting, int ix, const 
                 r->index.grid[2 * ix]);
         goto done;
     }
-    if (image_load_rgb(img_path, &im) < 0) goto done;
-    if (im.h != r->index.size[2 * ix] || im.w != r->index.size[2 * ix + 1]) {
-        kc_fail("%s: %dx%d pixels, but the masks of image %s in %s were made from %dx%d (wrong --images?)", img_path,
-                im.w, im.h, id, r->path, r->index.size[2 * ix + 1], r->index.size[2 * ix]);
-        goto done;
-    }
+    if (load_image(r, ix, img_path, &im) < 0) goto done;
     if (grid_check_policy(dset, pol, patch, im.w, im.h, gh, gw) < 0) {
         kc_fail_prefix("%s", r->path);
         goto done;
@@ -110,17 +132,11 @@ static int show_stack(const cache_reader *r, const char *setting, int ix, const 
         for (size_t y = 0; y < H; y++)
             memcpy(canvas.rgb + ((y0 + y) * canvas.w + x0) * 3, panel.rgb + y * W * 3, W * 3);
     }
-    out = kc_strfmt("%s/%s.png", out_dir, id);
-    dir = kc_strdup(out);
-    *strrchr(dir, '/') = 0;
-    if (kc_mkdirs(dir) < 0) goto done;
-    rc = image_write_png_rgb(out, &canvas);
+    rc = write_overlay(out_dir, id, &canvas);
 done:
     free(dset);
     free(stack);
     free(labels);
-    free(out);
-    free(dir);
     free(canvas.rgb);
     free(panel.rgb);
     image_free(&im);
@@ -136,7 +152,6 @@ static int show_one(const cache_reader *r, const char *setting, int ix, const ch
     uint8_t *grid = NULL, *labels = NULL;
     int gh, gw, rc = -1;
     kc_image im = {0, 0, NULL};
-    char *out = NULL, *dir = NULL;
     if (!cache_has(r, dset)) {
         kc_fail("%s: no mask %s", r->path, dset);
         goto done;
@@ -150,12 +165,7 @@ static int show_one(const cache_reader *r, const char *setting, int ix, const ch
                 want[0]);
         goto done;
     }
-    if (image_load_rgb(img_path, &im) < 0) goto done;
-    if (im.h != r->index.size[2 * ix] || im.w != r->index.size[2 * ix + 1]) {
-        kc_fail("%s: %dx%d pixels, but the masks of image %s in %s were made from %dx%d (wrong --images?)",
-                img_path, im.w, im.h, id, r->path, r->index.size[2 * ix + 1], r->index.size[2 * ix]);
-        goto done;
-    }
+    if (load_image(r, ix, img_path, &im) < 0) goto done;
     if (!refined && grid_check_policy(dset, pol, patch, im.w, im.h, gh, gw) < 0) {
         kc_fail_prefix("%s", r->path); /* (another patch's or rule's grid maps to the wrong pixels) */
         goto done;
@@ -173,17 +183,11 @@ static int show_one(const cache_reader *r, const char *setting, int ix, const ch
     overlay_draw_masks(&im, labels, 0.45f);
     const char *lines[2] = {setting, id};
     overlay_draw_text(&im, lines, 2);
-    out = kc_strfmt("%s/%s.png", out_dir, id);
-    dir = kc_strdup(out);
-    *strrchr(dir, '/') = 0;
-    if (kc_mkdirs(dir) < 0) goto done;
-    rc = image_write_png_rgb(out, &im);
+    rc = write_overlay(out_dir, id, &im);
 done:
     free(dset);
     free(grid);
     free(labels);
-    free(out);
-    free(dir);
     image_free(&im);
     return rc;
 }
@@ -194,24 +198,13 @@ int main(int argc, char **argv)
     kc_set_cmdline(argc, argv);
     const char *masks = NULL, *setting = NULL, *images = NULL, *out_dir = NULL;
     long first = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
-        if (strncmp(a, "--", 2) != 0) kc_die_msg("unexpected argument '%s' (see --help)", a);
-        if (i + 1 >= argc) kc_die_msg("%s needs a value (see --help)", a);
-        const char *v = argv[++i];
-        if (!strcmp(a, "--masks")) masks = v;
-        else if (!strcmp(a, "--setting")) setting = v;
-        else if (!strcmp(a, "--images")) images = v;
-        else if (!strcmp(a, "--out")) out_dir = v;
-        else if (!strcmp(a, "--first")) {
-            char *end;
-            first = strtol(v, &end, 10);
-            if (end == v || *end || first <= 0) kc_die_msg("--first needs a positive number, got '%s'", v);
-        } else {
-            kc_die_msg("unknown option %s (see --help)", a);
-        }
-    }
+    const opts_option options[] = {
+        {"--masks", .value = &masks}, {"--setting", .value = &setting}, {"--images", .value = &images},
+        {"--out", .value = &out_dir}, {"--first", .read = read_first, .target = &first}, {0}};
+    const opts_cli cli = {.usage = usage, .options = options, .syntax = OPTS_PAIRS_ARGS};
+    int rc = opts_parse(&cli, argc, argv);
+    if (rc < 0) kc_die();
+    if (rc != OPTS_OK) exit(opts_usage(&cli, rc));
     if (!masks || !setting || !images || !out_dir)
         kc_die_msg("--masks, --setting, --images and --out are required (see --help)");
     double t0 = kc_now();

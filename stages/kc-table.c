@@ -50,43 +50,68 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/tables/table_about.h"
 #include "eval/tables/thesis_tables.h"
 #include "pipeline/kc.h"
+#include "pipeline/opts.h"
 
-static void usage(int status)
+static const char usage[] =
+    "usage: kc-table SCORE_DIRS... --out DIR [--name NAME] [--setting ID] [--davis NET=DIR]... [--probe NET=DIR]...\n"
+    "                [--ledger FILE] [--only sweep|report] [--baseline NET]... [--refine none|crf|bs]\n"
+    "                [--voc ROOT] [--val-split NAME] [--davis-root ROOT] [--davis-split NAME] [--select-list FILE]\n"
+    "       kc-table SCORE_DIRS... --print-best [--baseline NET]...\n"
+    "\n"
+    "Builds the sweep table (one row per setting, one column pair per network, best in bold)\n"
+    "and the report table (one row per network at the chosen setting, with DAVIS J&F when\n"
+    "found) as CSV, Markdown and LaTeX booktabs, plus NAME-macros.tex; prints how often each\n"
+    "split's labels were opened according to the ledger (default ./ledger.tsv).\n"
+    "--print-best prints the setting with the best mean Jaccard over the networks (the\n"
+    "selection rule) and writes nothing.\n"
+    "--refine crf|bs: the VOC scores are of kc-refine's pixel masks; the column titles say which.\n"
+    "--probe NET=DIR: the report gains the column \"Probe mIoU\" (kc-probe eval's DIR/summary.csv).\n"
+    "--baseline NET: network NET is a baseline: listed after the networks under a rule and\n"
+    "labelled, left out of the setting choice; one with a single setting is reported at it.\n"
+    "DAVIS columns are read at full precision from global_results-<split>.json beside the CSV.\n"
+    "What the tables are of is one line above each Markdown table and the first comment line of\n"
+    "each LaTeX one (never in the CSVs), and macros: the report's setting and refinement, and\n"
+    "  --voc ROOT          the VOC root (named; also in the sweep's line)\n"
+    "  --val-split NAME    the VOC list the report's scores are of (named)\n"
+    "  --davis-root ROOT   the DAVIS-2017 root (named when there are DAVIS columns)\n"
+    "  --davis-split NAME  the DAVIS split: reads global_results-NAME.{csv,json} (default: val,\n"
+    "                      else the only one) and is named\n"
+    "  --select-list FILE  the selection split list of the sweep (named in its line)\n"
+    "and the networks in row order.\n"
+    "\n"
+    "example:\n"
+    "  kc-table out/dino/scores out/selfpatch/scores --out tables --name val \\\n"
+    "           --setting t0.15-bin-mean-corners-n3 --davis dino=out/dino/davis \\\n"
+    "           --voc /data/VOC2012 --val-split val --davis-root /data/DAVIS --davis-split val\n";
+
+/* The values of a repeatable option (--davis, --probe, --baseline); room for all of argv. */
+typedef struct value_list {
+    char **items;
+    int n;
+} value_list;
+
+static int read_repeated(const opts_option *opt, const char *v)
 {
-    fprintf(status ? stderr : stdout,
-            "usage: kc-table SCORE_DIRS... --out DIR [--name NAME] [--setting ID] [--davis NET=DIR]... [--probe NET=DIR]...\n"
-            "                [--ledger FILE] [--only sweep|report] [--baseline NET]... [--refine none|crf|bs]\n"
-            "                [--voc ROOT] [--val-split NAME] [--davis-root ROOT] [--davis-split NAME] [--select-list FILE]\n"
-            "       kc-table SCORE_DIRS... --print-best [--baseline NET]...\n"
-            "\n"
-            "Builds the sweep table (one row per setting, one column pair per network, best in bold)\n"
-            "and the report table (one row per network at the chosen setting, with DAVIS J&F when\n"
-            "found) as CSV, Markdown and LaTeX booktabs, plus NAME-macros.tex; prints how often each\n"
-            "split's labels were opened according to the ledger (default ./ledger.tsv).\n"
-            "--print-best prints the setting with the best mean Jaccard over the networks (the\n"
-            "selection rule) and writes nothing.\n"
-            "--refine crf|bs: the VOC scores are of kc-refine's pixel masks; the column titles say which.\n"
-            "--probe NET=DIR: the report gains the column \"Probe mIoU\" (kc-probe eval's DIR/summary.csv).\n"
-            "--baseline NET: network NET is a baseline: listed after the networks under a rule and\n"
-            "labelled, left out of the setting choice; one with a single setting is reported at it.\n"
-            "DAVIS columns are read at full precision from global_results-<split>.json beside the CSV.\n"
-            "What the tables are of is one line above each Markdown table and the first comment line of\n"
-            "each LaTeX one (never in the CSVs), and macros: the report's setting and refinement, and\n"
-            "  --voc ROOT          the VOC root (named; also in the sweep's line)\n"
-            "  --val-split NAME    the VOC list the report's scores are of (named)\n"
-            "  --davis-root ROOT   the DAVIS-2017 root (named when there are DAVIS columns)\n"
-            "  --davis-split NAME  the DAVIS split: reads global_results-NAME.{csv,json} (default: val,\n"
-            "                      else the only one) and is named\n"
-            "  --select-list FILE  the selection split list of the sweep (named in its line)\n"
-            "and the networks in row order.\n"
-            "\n"
-            "example:\n"
-            "  kc-table out/dino/scores out/selfpatch/scores --out tables --name val \\\n"
-            "           --setting t0.15-bin-mean-corners-n3 --davis dino=out/dino/davis \\\n"
-            "           --voc /data/VOC2012 --val-split val --davis-root /data/DAVIS --davis-split val\n");
-    exit(status);
+    value_list *list = opt->target;
+    list->items[list->n++] = (char *)v;
+    return 0;
+}
+
+/* --davis NET=DIR, --probe NET=DIR (an empty DIR passes here, as ever) */
+static int read_net_dir(const opts_option *opt, const char *v)
+{
+    if (!strchr(v, '=') || v[0] == '=') return kc_fail("%s wants NET=DIR, got '%s'", opt->name, v);
+    return read_repeated(opt, v);
+}
+
+static int read_only(const opts_option *opt, const char *v)
+{
+    if (strcmp(v, "sweep") && strcmp(v, "report")) return kc_fail("--only: 'sweep' or 'report', not '%s'", v);
+    *(const char **)opt->target = v;
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -95,52 +120,25 @@ int main(int argc, char **argv)
     kc_set_cmdline(argc, argv);
     const char *out = NULL, *name = "report", *setting = NULL, *ledger = "ledger.tsv", *only = NULL, *refine = "none";
     const char *voc_root = NULL, *val_split = NULL, *davis_root = NULL, *davis_split = NULL, *select_list = NULL;
-    char **dirs = kc_calloc((size_t)argc, sizeof *dirs), **davis = kc_calloc((size_t)argc, sizeof *davis);
-    char **baselines = kc_calloc((size_t)argc, sizeof *baselines);
-    int n_dirs = 0, n_davis = 0, print_best = 0, n_baselines = 0, n_probe = 0;
-    char **probe = kc_calloc((size_t)argc, sizeof *probe);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage(0);
-        if (!strcmp(a, "--print-best")) {
-            print_best = 1;
-            continue;
-        }
-        if (a[0] == '-' && a[1] == '-') {
-            if (i + 1 >= argc) kc_die_msg("%s needs a value (see --help)", a);
-            const char *v = argv[++i];
-            if (!strcmp(a, "--out")) out = v;
-            else if (!strcmp(a, "--name")) name = v;
-            else if (!strcmp(a, "--setting")) setting = v;
-            else if (!strcmp(a, "--ledger")) ledger = v;
-            else if (!strcmp(a, "--voc")) voc_root = v;
-            else if (!strcmp(a, "--val-split")) val_split = v;
-            else if (!strcmp(a, "--davis-root")) davis_root = v;
-            else if (!strcmp(a, "--select-list")) select_list = v;
-            else if (!strcmp(a, "--davis-split")) {
-                if (!*v || strpbrk(v, "/ \t")) kc_die_msg("--davis-split: bad split name '%s'", v);
-                davis_split = v;
-            }
-            else if (!strcmp(a, "--refine")) {
-                if (strcmp(v, "none") && strcmp(v, "crf") && strcmp(v, "bs")) kc_die_msg("--refine: none, crf or bs, not '%s'", v);
-                refine = v;
-            }
-            else if (!strcmp(a, "--only")) {
-                if (strcmp(v, "sweep") && strcmp(v, "report")) kc_die_msg("--only: 'sweep' or 'report', not '%s'", v);
-                only = v;
-            }
-            else if (!strcmp(a, "--baseline")) baselines[n_baselines++] = (char *)v;
-            else if (!strcmp(a, "--davis")) {
-                if (!strchr(v, '=') || v[0] == '=') kc_die_msg("--davis wants NET=DIR, got '%s'", v);
-                davis[n_davis++] = (char *)v;
-            } else if (!strcmp(a, "--probe")) {
-                if (!strchr(v, '=') || v[0] == '=') kc_die_msg("--probe wants NET=DIR, got '%s'", v);
-                probe[n_probe++] = (char *)v;
-            } else kc_die_msg("unknown option %s (see --help)", a);
-        } else {
-            dirs[n_dirs++] = (char *)a;
-        }
-    }
+    char **dirs = kc_calloc((size_t)argc, sizeof *dirs);
+    value_list davis = {kc_calloc((size_t)argc, sizeof(char *)), 0};
+    value_list probe = {kc_calloc((size_t)argc, sizeof(char *)), 0};
+    value_list baselines = {kc_calloc((size_t)argc, sizeof(char *)), 0};
+    int n_dirs = 0, print_best = 0;
+    const opts_option options[] = {
+        {"--print-best", .flag = &print_best}, {"--out", .value = &out}, {"--name", .value = &name},
+        {"--setting", .value = &setting}, {"--ledger", .value = &ledger}, {"--voc", .value = &voc_root},
+        {"--val-split", .value = &val_split}, {"--davis-root", .value = &davis_root},
+        {"--select-list", .value = &select_list},
+        {"--davis-split", .read = table_read_davis_split, .target = &davis_split},
+        {"--refine", .read = table_read_refine, .target = &refine}, {"--only", .read = read_only, .target = &only},
+        {"--baseline", .read = read_repeated, .target = &baselines},
+        {"--davis", .read = read_net_dir, .target = &davis}, {"--probe", .read = read_net_dir, .target = &probe}, {0}};
+    const opts_cli cli = {.usage = usage, .options = options, .syntax = OPTS_PAIRS_ARGS,
+                          .args = (const char **)dirs, .n_args = &n_dirs, .max_args = OPTS_ANY};
+    int rc = opts_parse(&cli, argc, argv);
+    if (rc < 0) kc_die();
+    if (rc != OPTS_OK) exit(opts_usage(&cli, rc));
     if (print_best) {
         if (setting) kc_die_msg("--print-best chooses the setting: do not pass --setting");
         only = "report";
@@ -152,12 +150,12 @@ int main(int argc, char **argv)
                             .refine = refine, .voc_root = voc_root, .val_split = val_split,
                             .davis_root = davis_root, .davis_split = davis_split, .select_list = select_list,
                             .print_best = print_best, .dirs = dirs, .n_dirs = n_dirs,
-                            .davis = davis, .n_davis = n_davis, .probe = probe, .n_probe = n_probe,
-                            .baselines = baselines, .n_baselines = n_baselines};
+                            .davis = davis.items, .n_davis = davis.n, .probe = probe.items, .n_probe = probe.n,
+                            .baselines = baselines.items, .n_baselines = baselines.n};
     if (thesis_tables_run(&o) < 0) kc_die();
     free(dirs);
-    free(davis);
-    free(probe);
-    free(baselines);
+    free(davis.items);
+    free(probe.items);
+    free(baselines.items);
     return 0;
 }

@@ -13,6 +13,21 @@ const char *table_refine_label(const char *refine)
     return NULL;
 }
 
+int table_read_refine(const opts_option *opt, const char *value)
+{
+    if (strcmp(value, "none") && strcmp(value, "crf") && strcmp(value, "bs"))
+        return kc_fail("--refine: none, crf or bs, not '%s'", value);
+    *(const char **)opt->target = value;
+    return 0;
+}
+
+int table_read_davis_split(const opts_option *opt, const char *value)
+{
+    if (!*value || strpbrk(value, "/ \t")) return kc_fail("--davis-split: bad split name '%s'", value);
+    *(const char **)opt->target = value;
+    return 0;
+}
+
 char *table_about_line(const table_about *a)
 {
     kc_buf b = {0};

@@ -23,6 +23,7 @@
  */
 #ifndef KC_TABLE_ABOUT_H
 #define KC_TABLE_ABOUT_H
+#include "pipeline/opts.h"
 
 typedef struct table_about {
     int sweep;                       /* 1: the sweep (select_list, n_settings); 0: the report */
@@ -45,4 +46,11 @@ typedef struct table_about {
 char *table_about_line(const table_about *a);
 /* "MaskCut CRF" for crf, "TokenCut BS" for bs, NULL otherwise. */
 const char *table_refine_label(const char *refine);
+
+/* The options of kc-table and kc-report that say what their results are of, as both read them
+ * (opts_option read functions, pipeline/opts.h): the value is stored at opt->target (a const
+ * char *), or refused: --refine none|crf|bs ("--refine: none, crf or bs, not 'X'"), --davis-split
+ * NAME, a part of a file name ("--davis-split: bad split name 'X'"). */
+int table_read_refine(const opts_option *opt, const char *value);
+int table_read_davis_split(const opts_option *opt, const char *value);
 #endif
