@@ -1,4 +1,5 @@
-# corloc.mk — CorLoc on the detection sets of the published tables (included by the Makefile).
+# corloc.mk — CorLoc on the detection sets of the published tables (included by pipeline.mk, after
+# its request's variables; its products are made by pipeline.mk with the others: kc_corloc_products).
 #
 #   make corloc NETS="dino selfpatch" VOC07=/data/VOCdevkit/VOC2007 VOC12=/data/VOCdevkit/VOC2012 \
 #               COCO=/data/coco COCO20K_LIST=/data/coco_20k_filenames.txt [SETTING=t0.20-bin-mean-seed-n1] [CENTER=0]
@@ -14,6 +15,14 @@
 # scores-<setting>[-raw]/ (CSV + summary), $(OUT)/corloc/coco-boxes/ (the COCO box cache).
 # Datasets: voc07 = voc:$(VOC07):Main/trainval (5,011 images), voc12 = voc:$(VOC12):Main/trainval
 # (11,540), coco20k = coco:$(COCO):$(COCO20K_LIST) (19,817) with ROOT/annotations/instances_train2014.json.
+#
+# Like every product of pipeline.mk (docs/design.md, "The make pipeline"), each is an explicit
+# target with a recipe stamp: its command as the request expands it (the network's options from
+# nets.ini, the dataset's root and list, SETTING, CENTER, KIND, NETS and the datasets for the table)
+# and the SHA-256 of the user files it reads (the weights, the list, the published ini); an `init =`
+# network's weights are made by kc-init.  So a request made after others gives what it gives in
+# empty folders, and a request made again runs nothing.  The request is checked before anything
+# runs (configs/check-request.sh: the roots, lists, SETTING, the networks' weights).
 
 #: VOC07        (none)                 make corloc: the VOC2007 root (Main/trainval)
 #: VOC12        (none)                 make corloc: the VOC2012 root (Main/trainval); the pipeline's is VOC
@@ -27,50 +36,51 @@ COCO         ?=
 COCO20K_LIST ?=
 CENTER       ?= 1
 CORLOC_PUBLISHED ?= configs/published-corloc.ini
-CORLOC_SETTING := $(if $(filter best,$(SETTING)),t0.20-bin-mean-seed-n1,$(SETTING))
-CORLOC_RAW   := $(if $(filter 0,$(CENTER)),-raw,)
-CORLOC_SETS  := $(if $(VOC07),voc07) $(if $(VOC12),voc12) $(if $(and $(COCO),$(COCO20K_LIST)),coco20k)
-CORLOC_SUMS   = $(foreach n,$(NETS),$(foreach d,$(CORLOC_SETS),$(OUT)/corloc/$(n)/$(d)/scores-$(CORLOC_SETTING)$(CORLOC_RAW)/summary.csv))
+CORLOC_SETTING = $(if $(filter best,$(SETTING)),t0.20-bin-mean-seed-n1,$(SETTING))
+CORLOC_RAW     = $(if $(filter 0,$(CENTER)),-raw,)
+CORLOC_TAG     = $(CORLOC_SETTING)$(CORLOC_RAW)
+CORLOC_SETS    = $(strip $(if $(VOC07),voc07) $(if $(VOC12),voc12) $(if $(and $(COCO),$(COCO20K_LIST)),coco20k))
+CORLOC_DIR     = $(OUT)/corloc
+CORLOC_SUMS    = $(foreach n,$(NETS),$(foreach d,$(CORLOC_SETS),$(CORLOC_DIR)/$(n)/$(d)/scores-$(CORLOC_TAG)/summary.csv))
 
-NET_WEIGHTS   = $(shell OUT=$(OUT) configs/net-args.sh $(NETS_INI) $(1) --weights-path)
-# its caches are made by pattern rules (intermediate files): kept, never deleted by make
-.PRECIOUS: $(OUT)/corloc/%
-ifneq ($(filter corloc,$(MAKECMDGOALS)),)   # per-network options, as pipeline.mk does for its goals
-_corloc_stamps := $(foreach n,$(NETS),$(shell mkdir -p $(OUT)/nets && \
-    configs/net-args.sh $(NETS_INI) $(n) > $(OUT)/nets/$(n).args.tmp$$$$ 2>/dev/null && \
-    { cmp -s $(OUT)/nets/$(n).args.tmp$$$$ $(OUT)/nets/$(n).args || mv $(OUT)/nets/$(n).args.tmp$$$$ $(OUT)/nets/$(n).args; }; \
-    rm -f $(OUT)/nets/$(n).args.tmp$$$$))
-endif
+# per dataset: kc-extract's dataset, the list (hashed in the stamps), kc-score's ground truth, and
+# what kc-score reads besides (the COCO box cache: a cache checked by kc-score, not in the stamp)
+CORLOC_DATA.voc07    = voc:$(VOC07):Main/trainval
+CORLOC_LIST.voc07    = $(VOC07)/ImageSets/Main/trainval.txt
+CORLOC_GT.voc07      = --voc $(VOC07)
+CORLOC_DATA.voc12    = voc:$(VOC12):Main/trainval
+CORLOC_LIST.voc12    = $(VOC12)/ImageSets/Main/trainval.txt
+CORLOC_GT.voc12      = --voc $(VOC12)
+CORLOC_DATA.coco20k  = coco:$(COCO):$(COCO20K_LIST)
+CORLOC_LIST.coco20k  = $(COCO20K_LIST)
+CORLOC_GT.coco20k    = --coco $(COCO)
+CORLOC_EXTRA.coco20k = --box-cache $(CORLOC_DIR)/coco-boxes
 
-# $(1) dataset name, $(2) kc-extract dataset spec, $(3) split or list file, $(4) kc-score ground-truth options
-define CORLOC_SET
-$(OUT)/corloc/%/$(1)/keys.h5: $(BUILD)/kc-extract $(OUT)/nets/%.args $(3) $$$$(call NET_WEIGHTS,$$$$*)
-	@mkdir -p $$(@D)
-	$(BUILD)/kc-extract $$(file < $(OUT)/nets/$$*.args) --dataset $(2) --policy native16 --out $$@
-
-$(OUT)/corloc/%/$(1)/scores-$(CORLOC_SETTING)$(CORLOC_RAW)/summary.csv: $(OUT)/corloc/%/$(1)/masks-$(CORLOC_SETTING)$(CORLOC_RAW).h5 $(BUILD)/kc-score
-	$(BUILD)/kc-score --boxes-only --masks $$< $(4) --split $(3) --out $$(@D) --network $$* --ledger $(LEDGER)
+# ---- the products (made by pipeline.mk before its stamps' check: $(kc_corloc_products)) --------
+# $(1) network, $(2) dataset, $(3) its folder; the features decoded: centred keys, or the raw keys
+# with CENTER=0 (then no centered.h5 is made).  SHARDS=n shards the features and masks as
+# pipeline.mk's (kc_cached).
+define kc_corloc_net
+$(call kc_cached,$(3)/keys.h5,$(BUILD)/kc-extract $(KC_WDEP.$(1)),$(CORLOC_LIST.$(2)) $(KC_WHASH.$(1)),\
+  $(BUILD)/kc-extract $(KC_ARGS.$(1)) --dataset $(CORLOC_DATA.$(2)) --policy native16@SHARD@ --out @OUT@)
+$(if $(CORLOC_RAW),,$(call kc_cached,$(3)/centered.h5,$(3)/keys.h5 $(BUILD)/kc-center,,\
+  $(BUILD)/kc-center@SHARD@ $(3)/keys.h5 @OUT@))
+$(call kc_cached,$(3)/masks-$(CORLOC_TAG).h5,$(3)/$(if $(CORLOC_RAW),keys,centered).h5 $(BUILD)/kc-decode,,\
+  $(BUILD)/kc-decode --features $(3)/$(if $(CORLOC_RAW),keys,centered).h5 --kind $(KIND) --setting $(CORLOC_SETTING)@SHARD@ --out @OUT@)
+$(call kc_product,$(3)/scores-$(CORLOC_TAG)/summary.csv,$(3)/masks-$(CORLOC_TAG).h5 $(BUILD)/kc-score,$(CORLOC_LIST.$(2)),\
+  $(BUILD)/kc-score --boxes-only --masks $(3)/masks-$(CORLOC_TAG).h5 $(CORLOC_GT.$(2)) --split $(CORLOC_LIST.$(2)) --out $(3)/scores-$(CORLOC_TAG) --network $(1),\
+  --ledger $(LEDGER) $(CORLOC_EXTRA.$(2)))
 endef
-$(eval $(call CORLOC_SET,voc07,voc:$(VOC07):Main/trainval,$(VOC07)/ImageSets/Main/trainval.txt,--voc $(VOC07)))
-$(eval $(call CORLOC_SET,voc12,voc:$(VOC12):Main/trainval,$(VOC12)/ImageSets/Main/trainval.txt,--voc $(VOC12)))
-$(eval $(call CORLOC_SET,coco20k,coco:$(COCO):$(COCO20K_LIST),$(COCO20K_LIST),--coco $(COCO) --box-cache $(OUT)/corloc/coco-boxes))
+# the table: the request's networks and datasets only (a score folder of an earlier request is not read)
+kc_corloc_products = $(if $(CORLOC_SETS),\
+  $(foreach n,$(NETS),$(foreach d,$(CORLOC_SETS),$(eval $(call kc_corloc_net,$(n),$(d),$(CORLOC_DIR)/$(n)/$(d)))))\
+  $(call kc_product,$(TABLES)/corloc.csv,$(CORLOC_SUMS) configs/corloc-table.sh,$(CORLOC_PUBLISHED),\
+    configs/corloc-table.sh --sets "$(CORLOC_SETS)" $(TABLES) $(CORLOC_PUBLISHED) $(CORLOC_TAG) $(CORLOC_DIR) $(NETS)))
 
-$(OUT)/corloc/%/centered.h5: $(OUT)/corloc/%/keys.h5 $(BUILD)/kc-center
-	$(BUILD)/kc-center $< $@
-
-$(OUT)/corloc/%/masks-$(CORLOC_SETTING).h5: $(OUT)/corloc/%/centered.h5 $(BUILD)/kc-decode
-	$(BUILD)/kc-decode --features $< --kind $(KIND) --setting $(CORLOC_SETTING) --out $@
-
-$(OUT)/corloc/%/masks-$(CORLOC_SETTING)-raw.h5: $(OUT)/corloc/%/keys.h5 $(BUILD)/kc-decode
-	$(BUILD)/kc-decode --features $< --kind $(KIND) --setting $(CORLOC_SETTING) --out $@
-
-$(TABLES)/corloc.csv: $(CORLOC_SUMS) $(CORLOC_PUBLISHED) configs/corloc-table.sh
-	configs/corloc-table.sh $(TABLES) $(CORLOC_PUBLISHED) "$(CORLOC_SETTING)$(CORLOC_RAW)" $(OUT)/corloc $(NETS)
-
+# ---- the goal ----------------------------------------------------------------------------------
+# (the request was checked at parse time: configs/check-request.sh names what to fix in one line)
 .PHONY: corloc
 corloc: all
-	@[ -n "$(strip $(CORLOC_SETS))" ] || { echo "set VOC07=, VOC12= and/or COCO= with COCO20K_LIST= (see README, CorLoc)" >&2; exit 2; }
-	@for n in $(NETS); do configs/net-args.sh $(NETS_INI) $$n >/dev/null; done
-	@echo "corloc: $(words $(NETS)) networks x $(strip $(CORLOC_SETS)) at $(CORLOC_SETTING)$(if $(CORLOC_RAW), on raw keys (CENTER=0))"
+	@echo "corloc: $(words $(NETS)) networks x $(CORLOC_SETS) at $(CORLOC_SETTING)$(if $(CORLOC_RAW), on raw keys (CENTER=0))"
 	@$(MAKE) --no-print-directory $(TABLES)/corloc.csv
 	@cat $(TABLES)/corloc.md

@@ -27,6 +27,7 @@
 #   $(TABLES)/sweep.{csv,md,tex}, $(TABLES)/report.{csv,md,tex}, report-macros.tex
 #   $(FIGURES)/{sweep-*,curves,grid-voc,grid-davis}.{pdf,svg,png,tex,csv}
 #   $(REPORT_DIR)/index.html (report/ by default; make report-html, also run by make report and make demo)
+#   $(OUT)/corloc/<net>/<dataset>/..., $(TABLES)/corloc.{csv,md,tex}   make corloc (corloc.mk)
 #   $(OUT)/.recipes/   one recipe stamp per product (below), and the content hashes of the inputs
 #
 # Request stamps (docs/design.md, "The make pipeline").  Every product P has a stamp
@@ -116,6 +117,9 @@ FIG_IDS      ?=
 FIG_FIRST    ?= 4
 FIG_SEQUENCE ?=
 FIG_FRAMES   ?= 4
+# make corloc's variables (VOC07, VOC12, COCO, COCO20K_LIST, CENTER, CORLOC_PUBLISHED), its products
+# (kc_corloc_products, made below before the stamps' check) and its goal
+-include corloc.mk
 
 ATTN_SETTING  := attn-mass0.60
 ATTN_NETS     := $(if $(filter attn,$(BASELINES)),$(ATTN_NET))
@@ -150,7 +154,8 @@ endif
 KC_CHECK := $(shell GOALS='$(KC_USER_GOALS)' NETS='$(NETS)' NETS_INI='$(NETS_INI)' OUT='$(OUT)' WEIGHTS='$(WEIGHTS)' \
               VOC='$(VOC)' VAL_SPLIT='$(VAL_SPLIT)' PROBE_TRAIN='$(PROBE_TRAIN)' DAVIS='$(DAVIS)' \
               DAVIS_SPLIT='$(DAVIS_SPLIT)' GRID='$(GRID)' SETTING='$(SETTING)' ATTN_NETS='$(ATTN_NETS)' \
-              SHARDS='$(SHARDS)' BUILD='$(BUILD)' PROBE='$(PROBE)' TABLES='$(TABLES)' configs/check-request.sh 2>&1)
+              SHARDS='$(SHARDS)' BUILD='$(BUILD)' PROBE='$(PROBE)' TABLES='$(TABLES)' VOC07='$(VOC07)' VOC12='$(VOC12)' \
+              COCO='$(COCO)' COCO20K_LIST='$(COCO20K_LIST)' CORLOC_PUBLISHED='$(CORLOC_PUBLISHED)' configs/check-request.sh 2>&1)
 ifneq ($(KC_CHECK),)
 $(error $(KC_CHECK))
 endif
@@ -431,7 +436,10 @@ $(call kc_product,$(REPORT_DIR)/index.html,$(BUILD)/kc-report $(REPORT_INPUTS),$
     $(foreach n,$(REPORT_DAVIS),--davis $(n)=$(OUT)/results/$(n)/$(DAVIS_SET)) $(if $(REPORT_DAVIS),--davis-root $(DAVIS)) $(KC_REPORT_ABOUT_DAVIS) $(REPORT_OPTS))
 endif
 
-# the stamps whose text changed get their rule
+# ---- make corloc's products (corloc.mk): stamped as the others, so checked with them below ----
+$(if $(KC_DRAW),,$(kc_corloc_products))
+
+# the stamps whose text changed get their rule (every product's rule is made above this line)
 KC_CHECKED := $(shell awk -v table=$(KC_HASHES) -v tmp=$(KC_HASHES).$$$$ -v plan=$(KC_PLAN_FILE) -f configs/recipe.awk $(KC_PLAN_FILE))
 KC_CHANGED := $(filter-out KC-SHA|%,$(KC_CHECKED))
 $(foreach s,$(KC_CHANGED),$(eval $(call kc_stamp_write,$(s))))

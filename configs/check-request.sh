@@ -2,8 +2,9 @@
 # configs/check-request.sh — the pipeline's request checked before anything runs (pipeline.mk, at
 # parse time, for the goals a user types).  Environment: GOALS and the pipeline's variables (NETS,
 # NETS_INI, OUT, WEIGHTS, VOC, VAL_SPLIT, PROBE_TRAIN, DAVIS, DAVIS_SPLIT, GRID, SETTING, ATTN_NETS,
-# SHARDS, BUILD, PROBE, TABLES).  Prints the first problem as one line naming the variable or file to fix (make
-# stops with it); prints nothing when the request can run.
+# SHARDS, BUILD, PROBE, TABLES; make corloc's VOC07, VOC12, COCO, COCO20K_LIST, CORLOC_PUBLISHED).
+# Prints the first problem as one line naming the variable or file to fix (make stops with it);
+# prints nothing when the request can run.
 set -u
 goals=" $GOALS "
 has() { case $goals in *" $1 "*) return 0 ;; esac; return 1; }
@@ -19,7 +20,7 @@ case ${SHARDS:-1} in ''|*[!0-9]*|0) say "SHARDS=$SHARDS is not a positive number
 [ -f "$NETS_INI" ] || say "NETS_INI=$NETS_INI: no such file"
 [ -n "${NETS// /}" ] || say "NETS is empty: name the networks, sections of $NETS_INI"
 extracts=0
-for g in sweep report davis probe; do has $g && extracts=1; done
+for g in sweep report davis probe corloc; do has $g && extracts=1; done
 # net_weights NAME WEIGHTS INIT: a `weights =` network's file must exist (when the goals extract)
 net_weights() {
   [ $extracts = 1 ] || return 0
@@ -68,8 +69,29 @@ if [ -n "$DAVIS" ] && { has davis || has report; }; then
   [ -f "$DAVIS/ImageSets/2017/$DAVIS_SPLIT.txt" ] || say "DAVIS_SPLIT=$DAVIS_SPLIT: no list $DAVIS/ImageSets/2017/$DAVIS_SPLIT.txt (DAVIS=$DAVIS)"
 fi
 
-# SETTING: best, or a decoder setting id (the nearest id of GRID named on a typo)
-if [ "$SETTING" != best ] && { has report || has figures || has report-html; }; then
+# make corloc: the datasets given (at least one), their roots and lists, the published rows
+if has corloc; then
+  VOC07=${VOC07:-} VOC12=${VOC12:-} COCO=${COCO:-} COCO20K_LIST=${COCO20K_LIST:-}
+  [ -n "$VOC07$VOC12$COCO$COCO20K_LIST" ] || say "set VOC07=, VOC12= and/or COCO= with COCO20K_LIST= (see README, CorLoc)"
+  for v in VOC07 VOC12; do
+    root=${!v}
+    [ -n "$root" ] || continue
+    [ -d "$root" ] || say "$v=$root: no such folder"
+    [ -f "$root/ImageSets/Main/trainval.txt" ] || say "$v=$root: no list $root/ImageSets/Main/trainval.txt (the detection trainval, docs/corloc.md)"
+  done
+  if [ -n "$COCO$COCO20K_LIST" ]; then
+    [ -n "$COCO" ] || say "COCO20K_LIST is given without COCO=: COCO20k needs the COCO root too (or leave both empty)"
+    [ -n "$COCO20K_LIST" ] || say "COCO=$COCO is given without COCO20K_LIST=: COCO20k needs its file list too (TokenCut's coco_20k_filenames.txt; or leave both empty)"
+    [ -d "$COCO" ] || say "COCO=$COCO: no such folder"
+    [ -f "$COCO/annotations/instances_train2014.json" ] || say "COCO=$COCO: no $COCO/annotations/instances_train2014.json"
+    [ -f "$COCO20K_LIST" ] || say "COCO20K_LIST=$COCO20K_LIST: no such file"
+  fi
+  [ -f "${CORLOC_PUBLISHED:-}" ] || say "CORLOC_PUBLISHED=${CORLOC_PUBLISHED:-}: no such file"
+fi
+
+# SETTING: best, or a decoder setting id (the nearest id of GRID named on a typo); make corloc's
+# best is TokenCut's setting
+if [ "$SETTING" != best ] && { has report || has figures || has report-html || has corloc; }; then
   dec=${BUILD:-build}/kc-decode
   if [ -x "$dec" ]; then
     err=$("$dec" --check-setting "$SETTING" $([ -f "$GRID" ] && echo --grid "$GRID") 2>&1) || say "${err#kc-decode: error: }"

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# configs/corloc-table.sh TABLES PUBLISHED_INI TAG CORLOC_DIR NET...   (called by `make corloc`)
+# configs/corloc-table.sh [--sets "DATASET..."] TABLES PUBLISHED_INI TAG CORLOC_DIR NET...   (called by `make corloc`)
 # Writes TABLES/corloc.{csv,md,tex}: one row per network (its setting id, "published" for the
-# published rows) with CorLoc (%) per dataset column
-# (voc07, voc12, coco20k; empty when not run), read from
-# CORLOC_DIR/<net>/<dataset>/scores-<TAG>/summary.csv (TAG = setting id, "-raw" when CENTER=0),
-# then the rows of PUBLISHED_INI, labelled as published, with their sources.  The CSV is data: our
-# CorLoc there is 100 x the summary's fraction, exactly (its decimal point moved); Markdown and
-# LaTeX round to 0.1.  Each file is written to a temporary name and renamed.
+# published rows) with CorLoc (%) per dataset column (voc07, voc12, coco20k; empty when not run),
+# read from CORLOC_DIR/<net>/<dataset>/scores-<TAG>/summary.csv (TAG = setting id, "-raw" when
+# CENTER=0): with --sets, of those datasets only, each summary required (`make corloc` names the
+# request's, so that a score folder of an earlier request never reaches the table); without, of
+# every dataset whose summary exists.  Then the rows of PUBLISHED_INI, labelled as published, with
+# their sources.  The CSV is data: our CorLoc there is 100 x the summary's fraction, exactly (its
+# decimal point moved); Markdown and LaTeX round to 0.1.  Each file is written to a temporary name
+# and renamed.
 set -eu -o pipefail
+sets="voc07 voc12 coco20k" only=
+if [ "${1:-}" = --sets ]; then only=" $2 "; shift 2; fi
 tables=$1 ini=$2 tag=$3 dir=$4; shift 4
-sets="voc07 voc12 coco20k"
 mkdir -p "$tables"
 rows=$(mktemp)
 trap 'rm -f "$rows" "$tables"/corloc.*.tmp$$' EXIT
@@ -32,7 +35,10 @@ for net in "$@"; do
   line="$net|$tag" shown=
   for d in $sets; do
     f=$dir/$net/$d/scores-$tag/summary.csv v= r=
-    if [ -f "$f" ]; then
+    if [ -n "$only" ]; then
+      case $only in *" $d "*) [ -f "$f" ] || { echo "corloc-table: $f: no such file" >&2; exit 1; } ;; *) f= ;; esac
+    fi
+    if [ -n "$f" ] && [ -f "$f" ]; then
       v=$(awk -F, -v s="$setting" "$pct_awk"' NR>1 && $1==s { printf "%s|%.1f", pct($4), 100*$4; found=1 } END { exit !found }' "$f") \
         || { echo "corloc-table: $f has no row for $setting" >&2; exit 1; }
       r=${v#*|} v=${v%|*}
