@@ -13,7 +13,8 @@
 # <COMMIT>, each repository path listed as "path NAME: value" (config files and the CorLoc test
 # fixture, whose paths HDF5 provenance and table notes record) -> <NAME>, and in ledger files (first line "#keycut-ledger") the time column -> <TIME> (kc-score,
 # kc-probe and kc-table write the wall-clock time there, SOURCE_DATE_EPOCH or not).
-# Not compared: A/_raw/ (raw logs, timings), SNAPSHOT.txt, FILES.sha256.  HDF5 comparison uses h5dump
+# Not compared: A/_raw/ (raw logs, timings), SNAPSHOT.txt, FILES.sha256, and the make pipeline's stat
+# caches (.recipes/.hashes.tsv: each input's inode and times beside its hash, which differ per checkout).  HDF5 comparison uses h5dump
 # (Debian package hdf5-tools); without it, differing .h5 files are reported as DIFFERENT (bytes).
 # Exit status 0 when every file is identical, normalised or h5-same; 1 otherwise (h5-attrs included:
 # an attribute such as content_hash is a real change); 2 on bad usage.
@@ -130,8 +131,8 @@ h5cmp() {
   return 1
 }
 
-(cd "$A" && find . -path ./_raw -prune -o -type f ! -name SNAPSHOT.txt ! -name FILES.sha256 -print) | sed 's|^\./||' | LC_ALL=C sort >"$tmp/list.A"
-(cd "$B" && find . -path ./_raw -prune -o -type f ! -name SNAPSHOT.txt ! -name FILES.sha256 -print) | sed 's|^\./||' | LC_ALL=C sort >"$tmp/list.B"
+(cd "$A" && find . -path ./_raw -prune -o -type f ! -name SNAPSHOT.txt ! -name FILES.sha256 ! -name .hashes.tsv -print) | sed 's|^\./||' | LC_ALL=C sort >"$tmp/list.A"
+(cd "$B" && find . -path ./_raw -prune -o -type f ! -name SNAPSHOT.txt ! -name FILES.sha256 ! -name .hashes.tsv -print) | sed 's|^\./||' | LC_ALL=C sort >"$tmp/list.B"
 n_same=0 n_norm=0 n_h5=0 n_attr=0 n_diff=0 n_only=0
 while IFS= read -r rel; do
   if [ ! -f "$A/$rel" ]; then echo "ONLY-IN-B  $rel"; n_only=$((n_only + 1)); continue; fi

@@ -216,7 +216,7 @@ for b in $BENCHES; do
              copy_products davis "$BUILD/bench-tmp/davis/res/global_results-val.csv" \
                "$BUILD/bench-tmp/davis/res/per-sequence_results-val.csv" "$BUILD/bench-tmp/davis/res/global_results-val.json"
              sha256s davis-propagate "$BUILD/bench-tmp/davis/wide-out" ;;
-    report)  sed -nE '/from nothing/ { s/.*(\([0-9]+ files\)).*/kc-report from nothing: \1/; p }
+    report)  sed -nE '/from nothing/ { s/.*\(([0-9]+ files)[,)].*/kc-report from nothing: (\1)/; p }
                       /^size on disk/ p
                       /^one real VOC photo/ p' "$log" >"$f"
              sha256s report "$BUILD/bench-data/report/report"
