@@ -8,14 +8,10 @@
 # SETTING made incrementally equals a clean run of it (overlays, PNGs, coco.json byte for byte) and
 # runs only the stages after the features; a bad request is one line, nothing run.
 source "$(dirname "$0")/lib.sh"
-T=$(tmpdir masks_make)
-T=$(cd "$T" && pwd)
+make_cmd
 export KC_QUIET=1
-if [ "${KC_SANITIZE:-}" = 1 ]; then M=(make --no-print-directory SANITIZE=1 BUILD="${BUILD%-san}")
-else M=(make --no-print-directory BUILD="$BUILD"); fi
-B=$BUILD
-PY=/usr/bin/python3
-S=$KC_SHARED_DATA
+B=$BUILD PY=/usr/bin/python3 S=$KC_SHARED_DATA
+T=$(cd "$(tmpdir masks_make)" && pwd)
 if [ ! -d "$S/voc_official/JPEGImages" ] || [ ! -d "$S/voc_labelme/JPEGImages" ]; then
   skip "$S/voc_official or voc_labelme missing: make masks not run"
   done_tests; exit
