@@ -243,7 +243,8 @@ static int export_all(const cache_reader *r, const kc_dataset *ds, const export_
         yajl_gen_map_open(g);
         gen_int(g, "id", i + 1);
         gen_key(g, "file_name");
-        yajl_gen_string(g, (const unsigned char *)name, strlen(name));
+        if (yajl_gen_string(g, (const unsigned char *)name, strlen(name)) != yajl_gen_status_ok)
+            return kc_fail("%s: the file name is not UTF-8 (JSON cannot hold it)", ds->paths[im[i].where]);
         gen_int(g, "width", r->index.size[2 * ix + 1]);
         gen_int(g, "height", r->index.size[2 * ix]);
         yajl_gen_map_close(g);
@@ -313,6 +314,7 @@ int export_masks(const export_request *q)
     rc = match_images(&r, &ds, q->images, &images);
     if (rc == 0) rc = kc_mkdirs(png_dir);
     yajl_gen g = yajl_gen_alloc(NULL);
+    yajl_gen_config(g, yajl_gen_validate_utf8, 1);
     if (rc == 0) {
         kc_outputs_begin(); /* every file under a temporary name until the end */
         rc = export_all(&r, &ds, images, q, g);
