@@ -1,7 +1,8 @@
 /* tests/test_export.c — kc-export's library (eval/export): the COCO RLE against an independent
  * decoder written from the format's definition (below: string -> counts -> column-major mask, and
  * the box as the decoded mask's extent), the edge cases (empty mask, a mask touching the border,
- * 1-pixel objects, odd sizes, counts needing several 5-bit groups and negative differences), then
+ * 1-pixel objects, odd sizes, counts needing several 5-bit groups and negative differences), a
+ * known answer (a mask as pycocotools wrote it, decoded and encoded back to the same string), then
  * export_masks end to end on masks caches written here (patch grids under square480 and native16,
  * and refined pixel masks): every PNG equals the grid mapped by the rule of docs/design.md worked
  * out here from the formula, every annotation's RLE decodes to the PNG's label k, ids, areas,
@@ -189,6 +190,22 @@ static void test_rle(void)
     for (int y = 0; y < 3000; y++)
         for (int x = 0; x < 3; x++) big[y * 3 + x] = (uint8_t)((y / 7 + x) % 5 == 0) + (uint8_t)(y > 2500 && x == 1);
     check_labels(big, 3000, 3, 2, "long");
+
+    /* a known answer: a 50 x 70 mask as pycocotools wrote it (the example of the COCOtoolsFORK
+     * project's README, armengot/COCOtoolsFORK): the reference decodes it to exactly 3,500 pixels,
+     * and the encoder gives the same string back from the decoded mask */
+    static const char *const known =
+        "0g05b08J4M2N2NA^O1`0OCO=0E090H080IO68DH;>@C>a0_O_O`0j0OWOF<:CM72I24NL43JM92FN;1ENKO72L0LO91J0MO92INO0NO122O"
+        "O0M031O000NO31OO11MO40N011MO41MO21L06OL021L06OL021L06OL021L060J040L060J040L060J040L060J040L060J040L060J040L0"
+        "60KO31L060KO31L06OL021L06OL021L06OL021MO41MO21MO40N100NO310O00M0310O00NO1220NO92IONO91KOMO72M0<1EO:2GN63KM"
+        "34OLM73JF<;=1G_O_Ob0=AC`07EH=1IO71H090F0:1DO>1_O1b0>2N2N3L6H]O";
+    static uint8_t known_mask[50 * 70];
+    static uint32_t known_counts[50 * 70 + 1];
+    CHECK(ref_decode(known, 50, 70, known_mask) == 0, "the known string does not decode to 50 x 70");
+    n = export_rle_counts(known_mask, 50, 70, 1, known_counts);
+    s = export_rle_string(known_counts, n);
+    CHECK(!strcmp(s, known), "the known mask encodes to another string: %.60s", s);
+    free(s);
 
     /* the checks catch a broken encoder: row-major runs, and counts without the differences */
     uint8_t asym[6 * 5];
