@@ -28,6 +28,7 @@
 #   $(FIGURES)/{sweep-*,curves,grid-voc,grid-davis}.{pdf,svg,png,tex,csv}
 #   $(REPORT_DIR)/index.html (report/ by default; make report-html, also run by make report and make demo)
 #   $(OUT)/corloc/<net>/<dataset>/..., $(TABLES)/corloc.{csv,md,tex}   make corloc (corloc.mk)
+#   $(OUT)/cache/<net>/images-<folder>/..., $(OUT)/masks/<net>/<setting>/{overlays,png,coco.json}   make masks IMAGES=DIR (masks.mk)
 #   $(OUT)/.recipes/   one recipe stamp per product (below), and the content hashes of the inputs
 #
 # Request stamps (docs/design.md, "The make pipeline").  Every product P has a stamp
@@ -120,6 +121,8 @@ FIG_FRAMES   ?= 4
 # make corloc's variables (VOC07, VOC12, COCO, COCO20K_LIST, CENTER, CORLOC_PUBLISHED), its products
 # (kc_corloc_products, made below before the stamps' check) and its goal
 -include corloc.mk
+# make masks's variables (IMAGES, MASKS_DIR, MASKS_SCORE), its products (kc_masks_products) and its goal
+-include masks.mk
 
 ATTN_SETTING  := attn-mass0.60
 ATTN_NETS     := $(if $(filter attn,$(BASELINES)),$(ATTN_NET))
@@ -438,6 +441,8 @@ endif
 
 # ---- make corloc's products (corloc.mk): stamped as the others, so checked with them below ----
 $(if $(KC_DRAW),,$(kc_corloc_products))
+# ---- make masks's products (masks.mk): your own photos to overlays, PNG masks and a COCO JSON ----
+$(if $(KC_DRAW),,$(kc_masks_products))
 
 # the stamps whose text changed get their rule (every product's rule is made above this line)
 KC_CHECKED := $(shell awk -v table=$(KC_HASHES) -v tmp=$(KC_HASHES).$$$$ -v plan=$(KC_PLAN_FILE) -f configs/recipe.awk $(KC_PLAN_FILE))
@@ -525,9 +530,9 @@ $(call kc_chain,$(filter sweep report davis probe figures report-html,$(MAKECMDG
 
 # every variable the pipeline reads, with its default and meaning (the `#:` lines above)
 help:
-	@echo "keycut's pipeline: make sweep | report | davis | probe | figures | report-html | tables | demo | corloc"
+	@echo "keycut's pipeline: make sweep | report | davis | probe | figures | report-html | tables | demo | corloc | masks"
 	@echo "(README.md, \"The thesis pipeline with make\"); the variables, their defaults and meaning:"
-	@sed -n 's/^#: //p' pipeline.mk corloc.mk
+	@sed -n 's/^#: //p' pipeline.mk corloc.mk masks.mk
 
 # ---- the demo: generated scenes and video, the whole pipeline, tables/demo.* and overlays ----
 DEMO_DIR  ?= demo

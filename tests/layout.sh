@@ -36,6 +36,7 @@ RULES='
     eval/tables        eval/voc eval/davis eval/probe pipeline
     eval/figures       eval/voc eval/davis eval/probe eval/tables datasets pipeline
     eval/report        eval/voc eval/davis eval/probe eval/tables eval/figures datasets pipeline
+    eval/export        eval/figures datasets pipeline
     stages             datasets decoders eval pipeline
     fuzz               *
     tests              *

@@ -19,5 +19,10 @@ expect_fail() {
 source tests/optional.sh
 # png_size FILE: "(W, H)" from the PNG header, as Pillow's Image.size prints it
 png_size() { od -An -tu1 -j16 -N8 "$1" | awk '{ printf "(%d, %d)", (($1 * 256 + $2) * 256 + $3) * 256 + $4, (($5 * 256 + $6) * 256 + $7) * 256 + $8 }'; }
+# make_cmd: M, the make command of a test of the make pipeline (the sanitizer's build under KC_SANITIZE=1)
+make_cmd() {
+  if [ "${KC_SANITIZE:-}" = 1 ]; then M=(make --no-print-directory SANITIZE=1 BUILD="${BUILD%-san}")
+  else M=(make --no-print-directory BUILD="$BUILD"); fi
+}
 tmpdir() { local d=$BUILD/test-tmp/$1; rm -rf "$d"; mkdir -p "$d"; echo "$d"; }
 done_tests() { echo "RESULT $T_PASS $T_FAIL $T_SKIP"; [ "$T_FAIL" -eq 0 ]; }
