@@ -17,9 +17,11 @@
 # Like every product of pipeline.mk (docs/design.md, "The make pipeline"), each is an explicit
 # target with a recipe stamp holding its command as the request expands it (IMAGES, the network's
 # options, SETTING, MASKS_SCORE, MASKS_DIR) and the SHA-256 of the weights: a changed request
-# redoes what it changes, an unchanged one runs nothing.  The features also depend on the folder
-# IMAGES itself (its time changes when a photo is added, removed or renamed; a photo overwritten
-# in place is not seen: touch the folder).  IMAGES must be a path without spaces (the photos' names
+# redoes what it changes, an unchanged one runs nothing.  The features also depend on the folder's
+# list of photos, $(MASKS_CACHE)/photos.tsv (name, size and modification time of every .jpg .jpeg
+# .png, any case), written when a make reads this file and only when it differs from the last one:
+# a photo added, removed, renamed or overwritten in place (even under the same name and size)
+# redoes the features and what follows.  IMAGES must be a path without spaces (the photos' names
 # may have spaces).
 
 #: IMAGES       (none)                 make masks: a folder of photos (.jpg .jpeg .png)
@@ -55,7 +57,7 @@ endif
 # ---- the products (made by pipeline.mk before its stamps' check: $(kc_masks_products)) ----------
 # $(1) the network (a section of NETS_INI, given as NETS by the goal below), $(2) the cache folder
 define kc_masks_net
-$(call kc_cached,$(2)/keys.h5,$(BUILD)/kc-extract $(KC_WDEP.$(1)) $(IMAGES),$(KC_WHASH.$(1)),\
+$(call kc_cached,$(2)/keys.h5,$(BUILD)/kc-extract $(KC_WDEP.$(1)) $(2)/photos.tsv,$(KC_WHASH.$(1)),\
   $(BUILD)/kc-extract $(KC_ARGS.$(1)) --dataset dir:$(IMAGES) --policy square480@SHARD@ --out @OUT@)
 $(call kc_cached,$(2)/centered.h5,$(2)/keys.h5 $(BUILD)/kc-center,,\
   $(BUILD)/kc-center@SHARD@ $(2)/keys.h5 @OUT@)
@@ -69,7 +71,12 @@ $(call kc_product,$(MASKS_DIR)/coco.json,$(2)/masks-$(MASKS_SETTING).h5 $(BUILD)
   rm -rf $(MASKS_DIR)/png && $(BUILD)/kc-export --masks $(2)/masks-$(MASKS_SETTING).h5 --setting $(MASKS_SETTING) \
     --images dir:$(IMAGES) --score $(MASKS_SCORE) --out $(MASKS_DIR))
 endef
-kc_masks_products = $(if $(IMAGES),$(foreach n,$(filter $(MASKS_NET),$(NETS)),$(eval $(call kc_masks_net,$(n),$(MASKS_CACHE)))))
+# the list of photos, rewritten only when it changed (so that its time says when the folder did)
+kc_masks_photos = $(shell mkdir -p $(1) && cd $(IMAGES) && find . -maxdepth 1 -type f \( -iname '*.jpg' -o -iname '*.jpeg' \
+  -o -iname '*.png' \) -printf '%f\t%s\t%T@\n' | LC_ALL=C sort >$(abspath $(1))/photos.tsv.tmp && \
+  { cmp -s $(abspath $(1))/photos.tsv.tmp $(abspath $(1))/photos.tsv && rm -f $(abspath $(1))/photos.tsv.tmp || \
+    mv $(abspath $(1))/photos.tsv.tmp $(abspath $(1))/photos.tsv; })
+kc_masks_products = $(if $(IMAGES),$(foreach n,$(filter $(MASKS_NET),$(NETS)),$(call kc_masks_photos,$(MASKS_CACHE))$(eval $(call kc_masks_net,$(n),$(MASKS_CACHE)))))
 
 # ---- the goal ----------------------------------------------------------------------------------
 .PHONY: masks

@@ -94,6 +94,27 @@ else bad "SETTING=$S2: the reference disagrees: $r"; fi
 run "$T/inc" "$T/log3" || bad "make masks back to $S1 failed"
 if [ "$(stages "$T/log3")" = 0 ]; then ok; else bad "back to $S1 ran: $(stage_names "$T/log3")"; fi
 
+# ---- a photo overwritten in place (same name, same size, other pixels): incremental equals clean ----
+# (make sees the folder's list of photos with sizes and times, masks.mk's photos.tsv, not only the
+# folder's own time, which an overwrite in place does not change)
+$PY - "$T/photos/a_jpeg.jpg" <<'EOF' || bad "could not overwrite a photo"
+import sys
+from PIL import Image
+p = sys.argv[1]
+Image.open(p).transpose(Image.FLIP_LEFT_RIGHT).save(p, quality=90)
+EOF
+touch -d '2001-01-01' "$T/photos"   # the folder's own time says nothing
+run "$T/inc" "$T/log4" || bad "make masks after an overwrite failed: $(tail -n 3 "$T/log4")"
+run "$T/clean4" "$T/log4.clean" || bad "the clean run after the overwrite failed: $(tail -n 3 "$T/log4.clean")"
+if [ "$(stage_names "$T/log4")" = "kc-extract kc-center kc-decode kc-show kc-export " ]; then ok
+else bad "a photo overwritten in place ran: '$(stage_names "$T/log4")'"; fi
+diffs=0
+files=$(cd "$T/clean4/masks/color/$S1" && find . -type f | sort)
+while IFS= read -r f; do
+  cmp -s "$T/clean4/masks/color/$S1/$f" "$T/inc/masks/color/$S1/$f" || { diffs=$((diffs + 1)); echo "$f differs" >&2; }
+done <<<"$files"
+if [ $diffs = 0 ] && [ -n "$files" ]; then ok; else bad "after an overwrite in place: $diffs outputs differ from a clean run's"; fi
+
 # ---- bad requests: one line, nothing run ---------------------------------------------------------
 for req in "IMAGES=" "IMAGES=$T/nope" "WEIGHTS=$T/nope.pth"; do
   out=$("${M[@]}" IMAGES="$T/photos" OUT="$T/bad" "$req" masks 2>&1); rc=$?
