@@ -486,23 +486,40 @@ static int linear_check(char *impl, size_t impl_size)
     return ok;
 }
 
-static void select_path(void)
+/* KC_ISA as a level: -1 default, else a dnnl_cpu_isa_t or -2 for the reference loop (the warning
+ * for a value it does not know is printed once, by whichever of the two selections reads it first). */
+static int forced_isa(void)
 {
+    static int warned;
     const char *want = getenv("KC_ISA");
-    int forced = -1; /* -1 default, else a dnnl_cpu_isa_t or -2 for the reference loop */
-    if (want && *want) {
-        if (!strcmp(want, "avx512")) forced = dnnl_cpu_isa_avx512_core;
-        else if (!strcmp(want, "avx2")) forced = dnnl_cpu_isa_avx2;
-        else if (!strcmp(want, "generic")) forced = dnnl_cpu_isa_sse41;
-        else if (!strcmp(want, "reference")) forced = -2;
-        else
-            fprintf(stderr, "keycut: warning: KC_ISA=%s is not one of avx512, avx2, generic, "
-                            "reference; using the best path of this CPU\n", want);
-    }
+    if (!want || !*want) return -1;
+    if (!strcmp(want, "avx512")) return dnnl_cpu_isa_avx512_core;
+    if (!strcmp(want, "avx2")) return dnnl_cpu_isa_avx2;
+    if (!strcmp(want, "generic")) return dnnl_cpu_isa_sse41;
+    if (!strcmp(want, "reference")) return -2;
+    if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+        fprintf(stderr, "keycut: warning: KC_ISA=%s is not one of avx512, avx2, generic, "
+                        "reference; using the best path of this CPU\n", want);
+    return -1;
+}
+
+/* The row kernels' level: the CPU's feature bits and KC_ISA only.  Apart from the products' path
+ * (select_path), so that a stage that never multiplies matrices (kc-decode's cosine kernels) does
+ * not pay for oneDNN's start-up check. */
+static pthread_once_t g_simd_once = PTHREAD_ONCE_INIT;
+static void select_simd(void)
+{
+    int forced = forced_isa();
     __builtin_cpu_init();
     int cpu512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                  __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
     g_simd = cpu512 && (forced == -1 || forced == dnnl_cpu_isa_avx512_core) ? 2 : 1;
+}
+
+static void select_path(void)
+{
+    int forced = forced_isa();
+    pthread_once(&g_simd_once, select_simd);
     if (forced == -2) {
         g_path = PATH_PLAIN;
         snprintf(g_describe, sizeof g_describe, "plain C loop (KC_ISA=reference)");
@@ -545,7 +562,7 @@ const char *kc_gemm_describe(void)
 
 int kc_simd_level(void)
 {
-    kc_gemm_init();
+    pthread_once(&g_simd_once, select_simd);
     return g_simd;
 }
 
