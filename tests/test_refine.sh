@@ -115,7 +115,7 @@ check_bad "an image changed since" "$first.jpg: is 8x8, but the masks of $first 
 # refused on the file hash kc-extract recorded
 cp -r $V $T/voc3
 printf 'x' >>$T/voc3/JPEGImages/$first.jpg
-check_bad "an image changed since (same size)" "$first.jpg: changed since the masks of $first in .*m1.h5 were made \(sha256" \
+check_bad "an image changed since (same size)" "$first.jpg: changed since extraction \(sha256 [0-9a-f]{8}\.\.\., but .*m1.h5 recorded" \
   $T/x6.h5 $R --masks $T/m1.h5 --dataset voc:$T/voc3:val --method bs --out $T/x6.h5
 # the hash is carried: keys -> masks -> refined masks (and shard merges copy it)
 if need "image_sha256 carried from keys to masks to refined masks" py:h5py; then
