@@ -11,6 +11,7 @@
 #include "datasets/voc.h"
 #include "eval/figures/overlay.h"
 #include "pipeline/cache/cache.h"
+#include "pipeline/extract/image_check.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/lock.h"
@@ -69,6 +70,13 @@ static int voc_row(const voc_grid_opts *o, const kc_dataset *ds, const cache_rea
     int j = 0, n_cols = o->n_masks + 1;
     while (j < ds->n && strcmp(ds->ids[j], id)) j++;
     if (j == ds->n) return kc_fail("--ids: %s is not in %s", id, spec);
+    /* the photo every network's masks were made from (the hash each cache recorded, when it did) */
+    for (int k = 0; k < o->n_masks; k++) {
+        char *dset = kc_strfmt("/masks/%s/%s", o->setting, id);
+        int rc = cache_has(&rd[k], dset) ? image_check_unchanged(&rd[k], dset, ds->paths[j]) : 0;
+        free(dset);
+        KC_TRY(rc);
+    }
     kc_image im;
     KC_TRY(image_load_rgb(ds->paths[j], &im));
     voc_gt gt;
