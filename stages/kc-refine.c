@@ -53,6 +53,8 @@ static const char usage[] =
     "\n"
     "  --masks FILE        a masks cache from kc-decode\n"
     "  --dataset SPEC      the images the masks were decoded from (voc:ROOT:SPLIT, dir:, list:)\n"
+    "                      " DATASET_LIST_RULES
+    "                      " DATASET_LIST_RULES2
     "  --setting IDS       only these settings (comma-separated; default every setting)\n"
     "  --shard i/n         only slice i of n of the images (join with kc-merge)\n"
     "crf constants (MaskCut's values):\n"

@@ -37,6 +37,8 @@ static const char usage[] =
     "  --masks FILE      a masks cache (kc-decode --out, or kc-refine's pixel masks)\n"
     "  --setting ID      a setting id under /masks, e.g. t0.15-bin-mean-corners-n3\n"
     "  --images DATASET  where the images are: voc:ROOT:SPLIT, davis:ROOT:SPLIT, dir:DIR, list:FILE\n"
+    "                    " DATASET_LIST_RULES
+    "                    " DATASET_LIST_RULES2
     "  --out DIR         output folder (created)\n"
     "  --first N         only the first N images of the cache's index\n"
     "\n"

@@ -510,9 +510,14 @@ static int index_images(extract_ctx *x)
     ix->ids = x->ids;
     ix->grid = kc_malloc((size_t)x->n * 2 * sizeof(int32_t));
     ix->size = kc_malloc((size_t)x->n * 2 * sizeof(int32_t));
+    int n_turned = 0, first_turned = -1, turn = 1;
     for (int i = 0; i < x->n; i++) {
-        int iw, ih, gh, gw;
-        KC_TRY(image_size(x->paths[i], &iw, &ih));
+        int iw, ih, gh, gw, orientation;
+        KC_TRY(image_header(x->paths[i], &iw, &ih, &orientation));
+        if (orientation != 1 && n_turned++ == 0) {
+            first_turned = i;
+            turn = orientation;
+        }
         if (policy == POLICY_NATIVE16 && (iw < x->patch || ih < x->patch))
             return kc_fail("%s: image of %dx%d is smaller than one %d-pixel patch", x->paths[i], iw, ih, x->patch);
         policy_grid(policy, x->patch, iw, ih, &gh, &gw); /* every side a multiple of the patch */
@@ -521,6 +526,10 @@ static int index_images(extract_ctx *x)
         ix->size[2 * i] = ih;
         ix->size[2 * i + 1] = iw;
     }
+    if (n_turned)
+        kc_warn("%d image%s an EXIF orientation other than 1 (%s%s, orientation %d); keycut, like the reference code, "
+                "reads pixels as stored", n_turned, n_turned == 1 ? " carries" : "s carry", n_turned == 1 ? "" : "first: ",
+                x->paths[first_turned], turn);
     return 0;
 }
 
