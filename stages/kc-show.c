@@ -268,7 +268,8 @@ int main(int argc, char **argv)
     progress_end(&p);
     char took[32];
     progress_fmt_time(kc_now() - t0, took, sizeof took);
-    kc_info("%d overlays of %s (%s) in %s, written to %s/ in %s", n, setting, pol_name, images, out_dir, took);
+    kc_info("%d overlay%s of %s (%s) in %s, written to %s/ in %s", n, kc_s(n), setting, pol_name, images, out_dir,
+            took);
     free(where);
     dataset_free(&ds);
     cache_close(&r);

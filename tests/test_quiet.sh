@@ -64,11 +64,28 @@ done
 # ---- kc-score --split NAME, as voc:ROOT:NAME ------------------------------------------------
 [ -s "$T/keys.h5" ] || "$BUILD/kc-extract" --model color --dataset "voc:$V:val" --out "$T/keys.h5" 2>/dev/null
 "$BUILD/kc-decode" --features "$T/keys.h5" --setting t0.15-bin-mean-corners-n1 --out "$T/m.h5" 2>/dev/null || bad "kc-decode"
+"$BUILD/kc-score" --masks "$T/m.h5" --voc "$V" --split "$V/ImageSets/Segmentation/val.txt" --out "$T/s-path" --ledger "$T/l.tsv" 2>/dev/null ||
+  bad "kc-score --split FILE"
 if (cd "$T" && "$BUILD/kc-score" --masks m.h5 --voc "$V" --split val --out s-name --ledger l.tsv 2>err-name) &&
-   "$BUILD/kc-score" --masks "$T/m.h5" --voc "$V" --split "$V/ImageSets/Segmentation/val.txt" --out "$T/s-path" --ledger "$T/l.tsv" 2>/dev/null &&
    cmp -s "$T/s-name/t0.15-bin-mean-corners-n1.csv" "$T/s-path/t0.15-bin-mean-corners-n1.csv"; then ok
 else bad "kc-score --split val (a name): $(cat "$T/err-name" 2>/dev/null)"; fi
 expect_fail "kc-score --split of no such name" "ImageSets/Segmentation/nope.txt" \
   "$BUILD/kc-score" --masks "$T/m.h5" --voc "$V" --split nope --out "$T/s-nope" --ledger "$T/l.tsv"
+
+# ---- counts of one are singular; rates have 3 significant digits ---------------------------
+mkdir -p "$T/one" && cp "$V/JPEGImages/${IDS[0]}.jpg" "$T/one/"
+err=$("$BUILD/kc-extract" --model color --dataset "dir:$T/one" --out "$T/one.h5" 2>&1 >/dev/null)
+if grep -q "extract: 1 image in " <<<"$err" && grep -qF "wrote $T/one.h5 (1 image, keys)" <<<"$err"; then ok
+else bad "kc-extract on one image: $err"; fi
+err=$("$BUILD/kc-show" --masks "$T/m.h5" --setting t0.15-bin-mean-corners-n1 --images "voc:$V:val" --first 1 --out "$T/show1" 2>&1)
+if grep -q "show: 1 image in " <<<"$err" && grep -q "kc-show: 1 overlay of " <<<"$err"; then ok; else bad "kc-show --first 1: $err"; fi
+err=$("$BUILD/kc-plot" voc-grid --voc "$V" --split val --setting t0.15-bin-mean-corners-n1 --masks color="$T/m.h5" --first 1 \
+        --out "$T/fig1" 2>&1)
+if grep -q ": 1 image x 1 network at " <<<"$err"; then ok; else bad "kc-plot voc-grid, one image, one network: $err"; fi
+err=$("$BUILD/kc-report" --out "$T/rep" --scores color="$T/s-path" --masks color="$T/m.h5" --images "voc:$V:val" 2>&1)
+rate=$(sed -nE 's/.*report: [0-9]+ images? in [^ ]+ \(([0-9.]+) images\/s\).*/\1/p' <<<"$err")
+sig=$(tr -d . <<<"$rate" | sed -E 's/^0+//; s/0+$//')
+if [ -n "$rate" ] && [ "${#sig}" -le 3 ] && grep -q "1 table\b\|0 tables, 1 gallery of 16 images" <<<"$err"; then ok
+else bad "kc-report's rate '$rate' (3 significant digits) or counts: $err"; fi
 
 done_tests

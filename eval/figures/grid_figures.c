@@ -134,8 +134,8 @@ int voc_grid_run(const voc_grid_opts *o)
     fig_grid g = {n_ids, n_cols, (const char *const *)ids, cols, cells, csv.s, caption};
     if (rc == 0 && grid_write(o->out, o->name, &g) < 0) rc = -1;
     if (rc == 0)
-        kc_info("wrote %s/%s.{pdf,svg,png,tex,csv}: %d images x %d networks at %s", o->out, o->name, n_ids, o->n_masks,
-                o->setting);
+        kc_info("wrote %s/%s.{pdf,svg,png,tex,csv}: %d image%s x %d network%s at %s", o->out, o->name, n_ids,
+                kc_s(n_ids), o->n_masks, kc_s(o->n_masks), o->setting);
     free_cells(cells, n_ids * n_cols);
     free(cols);
     free(caption);
@@ -208,8 +208,8 @@ int davis_grid_run(const davis_grid_opts *o)
     fig_grid g = {n_frames, n_cols, rows, cols, cells, csv.s, caption};
     if (rc == 0 && grid_write(o->out, o->name, &g) < 0) rc = -1;
     if (rc == 0)
-        kc_info("wrote %s/%s.{pdf,svg,png,tex,csv}: %d frames of %s x %d networks", o->out, o->name, n_frames, o->sequence,
-                o->n_results);
+        kc_info("wrote %s/%s.{pdf,svg,png,tex,csv}: %d frame%s of %s x %d network%s", o->out, o->name, n_frames,
+                kc_s(n_frames), o->sequence, o->n_results, kc_s(o->n_results));
     free_cells(cells, n_frames * n_cols);
     for (int i = 0; i < n_frames; i++) free(row_names[i]);
     free(row_names);

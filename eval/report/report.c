@@ -178,9 +178,11 @@ int report_run(report *R)
     char removed[64] = "";
     if (R->files->removed)
         snprintf(removed, sizeof removed, "; %ld files of earlier runs removed", R->files->removed);
-    kc_info("wrote %s/index.html: %d tables, %d galleries of %d images, %d DAVIS results, %d figures; %ld pictures "
-            "drawn, %ld up to date%s, in %s",
-            R->out, R->n_tables, R->n_g, R->n_img, R->n_davis, figs.n, R->drawn, R->kept, removed, took);
+    kc_info(
+        "wrote %s/index.html: %d table%s, %d gallery%s of %d image%s, %d DAVIS result%s, %d figure%s; %ld picture%s "
+        "drawn, %ld up to date%s, in %s",
+        R->out, R->n_tables, kc_s(R->n_tables), R->n_g, kc_s(R->n_g), R->n_img, kc_s(R->n_img), R->n_davis,
+        kc_s(R->n_davis), figs.n, kc_s(figs.n), R->drawn, kc_s(R->drawn), R->kept, removed, took);
     free(opts);
     free(opts_path);
     report_figures_free(&figs);

@@ -622,7 +622,7 @@ static int finish_cache(extract_ctx *x)
     shard_prov(&o->shard, &prov, x->full_ids, x->full_n, o->batch, o->out);
     KC_TRY(cache_writer_finish(&x->cw, &x->ix, &prov));
     progress_end(&x->pr);
-    kc_info("wrote %s (%d images, %s)", o->out, x->n, prov_get(&prov, "feature_kinds"));
+    kc_info("wrote %s (%d image%s, %s)", o->out, x->n, kc_s(x->n), prov_get(&prov, "feature_kinds"));
     prov_free(&prov);
     return 0;
 }
@@ -663,8 +663,8 @@ int extract_run(const extract_opts *opts, int n, const char *const *ids, const c
         if (tm.n_steady > 0)
             snprintf(steady, sizeof steady, "steady state %.1f ms/image over %d images",
                      1e3 * (tm.t_b - tm.t_a) / tm.n_steady, tm.n_steady);
-        kc_info("time: %d images in %.2f s after %.2f s of start-up (first batch of %d: %.2f s; %s)", n_done,
-                t_end - t_start, t_start - o->t_main, tm.n_first, tm.t_first - t_start, steady);
+        kc_info("time: %d image%s in %.2f s after %.2f s of start-up (first batch of %d: %.2f s; %s)", n_done,
+                kc_s(n_done), t_end - t_start, t_start - o->t_main, tm.n_first, tm.t_first - t_start, steady);
     }
 
     KC_TRY(finish_cache(&x));
