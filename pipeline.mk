@@ -1,7 +1,7 @@
 # pipeline.mk — the thesis pipeline as make rules (included by the Makefile).  `make help` lists
 # every variable it reads, with its default; README "The thesis pipeline with make" shows the use.
 #
-#   make sweep  NETS="dino selfpatch" VOC=/data/VOCdevkit/VOC2012      144 settings, selection split
+#   make sweep  NETS="dino selfpatch" VOC=/data/VOCdevkit/VOC2012      144 settings, selection split (prints the 10 best)
 #   make report NETS="dino selfpatch" VOC=... SETTING=t0.15-bin-mean-corners-n3 [DAVIS=/data/DAVIS]
 #   make davis  NETS="dino selfpatch" DAVIS=/data/DAVIS                 J&F of label propagation
 #   make probe  NETS="dino selfpatch" VOC=...                           the linear probe (kc-probe): trainaug -> val
@@ -478,7 +478,7 @@ ifneq ($(SCHEDULER),slurm)   # SCHEDULER=slurm: sweep, report, davis and demo ar
 sweep: all
 	@$(call PLAN,$(TABLES)/sweep.csv)
 	@$(MAKE) --no-print-directory $(TABLES)/sweep.csv
-	@cat $(TABLES)/sweep.md
+	@configs/sweep-best.sh $(TABLES) 10 $(CHOICE_OPTS)
 
 report: all
 ifeq ($(SETTING),best)

@@ -94,7 +94,8 @@ if [ -n "$prev_ids" ]; then
   active=$(squeue -h -u "$(id -un)" -o '%F' 2>/dev/null | awk -v ids="$prev_ids" \
              'BEGIN { n = split(ids, a, ","); for (i = 1; i <= n; i++) mine[a[i]] = 1 } $1 in mine' | wc -l || true)
   if [ "${active:-0}" -gt 0 ]; then
-    echo "slurm: $active jobs of earlier submissions are still queued or running; nothing submitted."
+    if [ "$active" = 1 ]; then echo "slurm: 1 job of earlier submissions is still queued or running; nothing submitted."
+    else echo "slurm: $active jobs of earlier submissions are still queued or running; nothing submitted."; fi
     echo "slurm: follow them with 'make status' (or squeue -u $(id -un)); cancel with scancel <jobid>."
     exit 0
   fi

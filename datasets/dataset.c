@@ -121,19 +121,25 @@ static int check_unique(const kc_dataset *d)
     return rc;
 }
 
-static int open_voc(kc_dataset *d, int *cap)
+char *dataset_voc_split_file(const char *root, const char *split)
 {
     char *split_path;
-    char *under = kc_strfmt("%s/ImageSets/%s.txt", d->root, d->split); /* Main/trainval, Segmentation/val */
-    if (is_file(d->split))
-        split_path = kc_strdup(d->split);
-    else if (strchr(d->split, '/') && is_file(under))
+    char *under = kc_strfmt("%s/ImageSets/%s.txt", root, split); /* Main/trainval, Segmentation/val */
+    if (is_file(split))
+        split_path = kc_strdup(split);
+    else if (strchr(split, '/') && is_file(under))
         split_path = kc_strdup(under);
-    else if (strchr(d->split, '/'))
-        split_path = kc_strdup(d->split);
+    else if (strchr(split, '/'))
+        split_path = kc_strdup(split);
     else
-        split_path = dataset_voc_split_path(d->root, d->split);
+        split_path = dataset_voc_split_path(root, split);
     free(under);
+    return split_path;
+}
+
+static int open_voc(kc_dataset *d, int *cap)
+{
+    char *split_path = dataset_voc_split_file(d->root, d->split);
     if (!is_dir(d->root)) {
         free(split_path);
         return kc_fail("%s: VOC root folder not found", d->root);
@@ -257,6 +263,49 @@ static int open_davis(kc_dataset *d, int *cap)
     return rc;
 }
 
+/* One line for what a dir: dataset leaves out of DIR, when it leaves anything: the files of other
+ * extensions, counted by extension (the first few named), and the subfolders (dir: does not
+ * recurse).  Hidden entries (a leading '.') are left out silently. */
+static void say_skipped(const char *dir)
+{
+    char **names;
+    int n;
+    if (list_dir_sorted(dir, 0, &names, &n) < 0) return;
+    enum { N_EXT = 4 };
+    char ext[N_EXT][16];
+    int n_ext = 0, count[N_EXT] = {0}, n_files = 0, n_dirs = 0, n_more = 0;
+    for (int i = 0; i < n; i++) {
+        if (has_image_ext(names[i])) continue;
+        char *p = kc_strfmt("%s/%s", dir, names[i]);
+        if (is_dir(p)) n_dirs++;
+        else {
+            const char *dot = strrchr(names[i], '.');
+            char e[16];
+            snprintf(e, sizeof e, "%s", dot && dot != names[i] ? dot : "");
+            int k = 0;
+            while (k < n_ext && strcmp(ext[k], e)) k++;
+            if (k == n_ext && n_ext < N_EXT) memcpy(ext[n_ext++], e, sizeof e);
+            if (k < n_ext) count[k]++;
+            else n_more++;
+            n_files++;
+        }
+        free(p);
+    }
+    free_lines(names, n);
+    if (!n_files && !n_dirs) return;
+    kc_buf b = {0};
+    if (n_files) {
+        kc_buf_printf(&b, "%d file%s of other extensions (", n_files, n_files == 1 ? "" : "s");
+        for (int k = 0; k < n_ext; k++)
+            kc_buf_printf(&b, "%s%d %s", k ? ", " : "", count[k], ext[k][0] ? ext[k] : "without one");
+        if (n_more) kc_buf_printf(&b, ", %d more", n_more);
+        kc_buf_printf(&b, "; only .jpg .jpeg .png are read)%s", n_dirs ? " and " : "");
+    }
+    if (n_dirs) kc_buf_printf(&b, "%d subfolder%s (dir: does not look inside folders)", n_dirs, n_dirs == 1 ? "" : "s");
+    kc_info("dir:%s: skipped %s", dir, b.s);
+    free(b.s);
+}
+
 static int open_dir(kc_dataset *d, int *cap)
 {
     if (!is_dir(d->root)) return kc_fail(kc_exists(d->root) ? "%s: not a folder" : "%s: folder not found", d->root);
@@ -265,6 +314,7 @@ static int open_dir(kc_dataset *d, int *cap)
     KC_TRY(list_dir_sorted(d->root, 1, &names, &n));
     for (int i = 0; i < n; i++) add(d, cap, stem(names[i]), kc_strfmt("%s/%s", d->root, names[i]));
     free_lines(names, n);
+    say_skipped(d->root);
     return 0;
 }
 

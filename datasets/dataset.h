@@ -40,6 +40,13 @@ void dataset_free(kc_dataset *d);
 /* The split file voc:ROOT:NAME reads: Segmentation/NAME.txt, else Main/NAME.txt when only that
  * exists (the Segmentation path when neither does). */
 char *dataset_voc_split_path(const char *root, const char *split);
+/* The split file voc:ROOT:SPLIT reads, by the rules above: SPLIT itself when it is a file, else
+ * ROOT/ImageSets/SPLIT.txt for Main/<name> or Segmentation/<name>, else (a bare name)
+ * dataset_voc_split_path.  A new string. */
+char *dataset_voc_split_file(const char *root, const char *split);
+/* The list: rules, for the --help of the stages that take a dataset. */
+#define DATASET_LIST_RULES "list:FILE: one image path a line, relative to FILE's folder unless absolute;\n"
+#define DATASET_LIST_RULES2 "an image's id is its file name without the extension\n"
 int dataset_davis_sequences(const char *root, const char *split, char ***seqs, int *n_seq);
 /* The lines of a text file (a list or split), blanks trimmed, empty lines and '#' comments
  * skipped; only the first token of each when first_token is set.  A file with a NUL byte is an

@@ -32,6 +32,8 @@ const char *kc_prog(void);
  * (a decoded frame, its tensor, the forward's activations) are not mapped and zeroed afresh; a
  * page fault costs 12 us in some VMs, a few ms per image.  The process keeps its peak footprint. */
 void kc_keep_freed_memory(void);
+/* The plural ending of a count: kc_info("%d image%s", n, kc_s(n)) gives "1 image", "2 images". */
+static inline const char *kc_s(long n) { return n == 1 ? "" : "s"; }
 /* Informational line on stderr: "kc-extract: message".  KC_QUIET=1 silences info lines. */
 void kc_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void kc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

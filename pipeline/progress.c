@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "pipeline/kc.h"
@@ -41,6 +42,25 @@ void progress_skip(progress *p, long n)
     }
 }
 
+void progress_fmt_rate(double rate, char *out, int size)
+{
+    /* 3 significant digits: 68451.25 -> 68500, 160.45 -> 160, 16.24 -> 16.2, 6.214 -> 6.21 */
+    int digits = rate >= 100 ? 0 : rate >= 10 ? 1 : rate >= 1 ? 2 : 3;
+    if (rate >= 1000) {
+        double scale = 1;
+        while (rate / scale >= 1000) scale *= 10;
+        rate = (double)(long long)(rate / scale + 0.5) * scale;
+    }
+    snprintf(out, (size_t)size, "%.*f", digits, rate);
+}
+
+/* The unit for a count: "images" for 2, "image" for 1 (a unit ending in s). */
+static int unit_len(const char *unit, long n)
+{
+    int len = (int)strlen(unit);
+    return n == 1 && len > 1 && unit[len - 1] == 's' ? len - 1 : len;
+}
+
 static void print_line(progress *p, double now)
 {
     double el = now - p->t0;
@@ -48,8 +68,10 @@ static void print_line(progress *p, double now)
     double rate = el > 0 ? (double)fresh / el : 0;
     char eta[32] = "?";
     if (rate > 0) progress_fmt_time((double)(p->total - p->done) / rate, eta, sizeof eta);
-    fprintf(stderr, "%s%s: %s: %ld/%ld %s, %.2f %s/s, ETA %s%s", p->tty ? "\r" : "", kc_prog(),
-            p->what, p->done, p->total, p->unit, rate, p->unit, eta, p->tty ? "\033[K" : "\n");
+    char r[32];
+    progress_fmt_rate(rate, r, sizeof r);
+    fprintf(stderr, "%s%s: %s: %ld/%ld %.*s, %s %s/s, ETA %s%s", p->tty ? "\r" : "", kc_prog(), p->what, p->done,
+            p->total, unit_len(p->unit, p->total), p->unit, r, p->unit, eta, p->tty ? "\033[K" : "\n");
     fflush(stderr);
 }
 
@@ -77,8 +99,10 @@ void progress_end(progress *p)
     long fresh = p->done - p->start_done;
     if (p->quiet) return;
     if (p->tty) fprintf(stderr, "\r\033[K");
-    fprintf(stderr, "%s: %s: %ld %s in %s (%.2f %s/s)", kc_prog(), p->what, fresh, p->unit, t,
-            el > 0 ? (double)fresh / el : 0.0, p->unit);
+    char r[32];
+    progress_fmt_rate(el > 0 ? (double)fresh / el : 0.0, r, sizeof r);
+    fprintf(stderr, "%s: %s: %ld %.*s in %s (%s %s/s)", kc_prog(), p->what, fresh, unit_len(p->unit, fresh), p->unit, t,
+            r, p->unit);
     if (p->start_done) fprintf(stderr, ", %ld resumed from earlier pieces", p->start_done);
     fprintf(stderr, "\n");
 }

@@ -24,4 +24,6 @@ void progress_add(progress *p, long n);
 void progress_end(progress *p);
 /* "1h02m", "3m05s", "12.3s" */
 void progress_fmt_time(double seconds, char *out, int size);
+/* A rate to 3 significant digits (68451.25 -> "68500", 16.24 -> "16.2", 0.1234 -> "0.123"). */
+void progress_fmt_rate(double rate, char *out, int size);
 #endif

@@ -152,6 +152,6 @@ int main(int argc, char **argv)
     if (derive_finish(&din, &w, &prov, BATCH, out) < 0) kc_die();
     char took[32];
     progress_fmt_time(kc_now() - t0, took, sizeof took);
-    kc_info("wrote %s (%d images) in %s", out, n, took);
+    kc_info("wrote %s (%d image%s) in %s", out, n, kc_s(n), took);
     return 0;
 }

@@ -87,7 +87,8 @@ int main(int argc, char **argv)
     char took[32];
     double dt = kc_now() - t0;
     snprintf(took, sizeof took, "%.1fs", dt);
-    kc_info("%d sequences, %d objects, %d scored frames in %s", ev.n_seq, ev.n_obj, ev.n_frames, took);
+    kc_info("%d sequence%s, %d object%s, %d scored frame%s in %s", ev.n_seq, kc_s(ev.n_seq), ev.n_obj, kc_s(ev.n_obj),
+            ev.n_frames, kc_s(ev.n_frames), took);
     davis_eval_free(&ev);
     return 0;
 }

@@ -139,7 +139,7 @@ static int decode_attn(const char *features, const char *kind, const char *setti
     int n_batches = (n + BATCH - 1) / BATCH;
     cache_writer w;
     if (cache_writer_open(&w, out, CACHE_FORMAT_MASKS, fp, n_batches) < 0) kc_die();
-    kc_info("%d images, %s (class attention, mass %g)", n, id, mass);
+    kc_info("%d image%s, %s (class attention, mass %g)", n, kc_s(n), id, mass);
     progress p;
     progress_init(&p, "decode", n, "images");
     long knife_total = 0;
@@ -186,7 +186,7 @@ static int decode_attn(const char *features, const char *kind, const char *setti
     char took[32];
     progress_fmt_time(kc_now() - t0, took, sizeof took);
     if (knife_total) kc_info("%ld head masks had a patch within %g of the mass threshold (knife edges)", knife_total, ATTN_KNIFE);
-    kc_info("wrote %s (%d images, %s) in %s", out, n, id, took);
+    kc_info("wrote %s (%d image%s, %s) in %s", out, n, kc_s(n), id, took);
     return 0;
 }
 
@@ -241,7 +241,7 @@ int main(int argc, char **argv)
     int n_batches = (n + BATCH - 1) / BATCH;
     cache_writer w;
     if (cache_writer_open(&w, out, CACHE_FORMAT_MASKS, fp, n_batches) < 0) kc_die();
-    kc_info("%d images, %d settings, %s", n, grid.n, kind);
+    kc_info("%d image%s, %d setting%s, %s", n, kc_s(n), grid.n, kc_s(grid.n), kind);
     progress p;
     progress_init(&p, "decode", n, "images");
     ncut_stats total = {0, 0, 0, 0};
@@ -310,6 +310,6 @@ int main(int argc, char **argv)
     if (total.solves)
         kc_info("%ld eigen-solves (%ld shared, %ld dense), %.0f products per Krylov solve", total.solves, total.reused,
                 total.dense, (double)total.matvecs / (double)(total.solves - total.dense > 0 ? total.solves - total.dense : 1));
-    kc_info("wrote %s (%d images x %d settings) in %s", out, n, n_settings, took);
+    kc_info("wrote %s (%d image%s x %d setting%s) in %s", out, n, kc_s(n), n_settings, kc_s(n_settings), took);
     return 0;
 }

@@ -43,7 +43,7 @@ int main(int argc, char **argv)
         kc_die_msg("need at least 1 train and 1 val scene, 1 video and 3 frames");
     double t0 = kc_now();
     if (demo_generate(out, seed, n_train, n_val, n_videos, n_frames) < 0) kc_die();
-    kc_info("wrote %d scenes and %d videos of %d frames to %s in %.1fs", n_train + n_val, n_videos, n_frames, out,
-            kc_now() - t0);
+    kc_info("wrote %d scene%s and %d video%s of %d frame%s to %s in %.1fs", n_train + n_val, kc_s(n_train + n_val),
+            n_videos, kc_s(n_videos), n_frames, kc_s(n_frames), out, kc_now() - t0);
     return 0;
 }

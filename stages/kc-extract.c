@@ -31,6 +31,8 @@ static const char usage[] =
     "  --ln-eps E            LayerNorm eps (default: the family's: 1e-6 DINO, timm, DINOv2; 1e-5 DINOv3;\n"
     "                        config.json's for Hugging Face files, else 1e-12 for a HF ViTModel)\n"
     "  --dataset SPEC        voc:ROOT:SPLIT | davis:ROOT:SPLIT | dir:DIR | list:FILE\n"
+    "                        " DATASET_LIST_RULES
+    "                        " DATASET_LIST_RULES2
     "  --policy P            square480 (default for voc/dir/list), short480 (default for davis),\n"
     "                        native16\n"
     "  --features F          keys (default), tokens, attn, or a comma list (keys,attn); attn is the\n"

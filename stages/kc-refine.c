@@ -30,10 +30,10 @@
 #include "pipeline/images/grid_map.h"
 #include "pipeline/cache/cache.h"
 #include "pipeline/cache/derive.h"
+#include "pipeline/extract/image_check.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/opts.h"
-#include "pipeline/sha256.h"
 #include "pipeline/cache/shard.h"
 
 static const char usage[] =
@@ -53,6 +53,8 @@ static const char usage[] =
     "\n"
     "  --masks FILE        a masks cache from kc-decode\n"
     "  --dataset SPEC      the images the masks were decoded from (voc:ROOT:SPLIT, dir:, list:)\n"
+    "                      " DATASET_LIST_RULES
+    "                      " DATASET_LIST_RULES2
     "  --setting IDS       only these settings (comma-separated; default every setting)\n"
     "  --shard i/n         only slice i of n of the images (join with kc-merge)\n"
     "crf constants (MaskCut's values):\n"
@@ -226,13 +228,7 @@ int main(int argc, char **argv)
         /* the image's file hash, when kc-extract recorded it (caches of older versions have none) */
         if (n_settings > 0) {
             char *d0 = kc_strfmt("/masks/%s/%s", settings[0], id);
-            uint8_t want[32], got[32];
-            int has = cache_read_image_sha(r, d0, want);
-            if (has < 0 || (has && kc_sha256_file_raw(ds.paths[j], got) < 0)) kc_die();
-            if (has && memcmp(got, want, 32) != 0)
-                kc_die_msg("%s: changed since the masks of %s in %s were made (sha256 %02x%02x%02x%02x..., recorded "
-                           "%02x%02x%02x%02x...)", ds.paths[j], id, masks, got[0], got[1], got[2], got[3], want[0], want[1],
-                           want[2], want[3]);
+            if (image_check_unchanged(r, d0, ds.paths[j]) < 0) kc_die();
             free(d0);
         }
         grid_expected(policy, patch, W, H, &gh, &gw);

@@ -46,6 +46,8 @@ static const char usage[] =
     "  --scores NET=DIR   a kc-score folder: a gallery for each <setting>.csv in it; repeatable\n"
     "  --masks NET=FILE   a masks cache of NET (thumbnails, full-size overlays, provenance); repeatable\n"
     "  --images DATASET   the photos: voc:ROOT:SPLIT, list:FILE, dir:DIR\n"
+    "                     " DATASET_LIST_RULES
+    "                     " DATASET_LIST_RULES2
     "  --voc ROOT         ground truth ROOT/SegmentationObject/<id>.png (default: ROOT of voc:ROOT:SPLIT)\n"
     "  --davis NET=DIR    kc-propagate / kc-davis results of NET; repeatable\n"
     "  --davis-root ROOT  DAVIS frames and annotations (for the DAVIS strips)\n"

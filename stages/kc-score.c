@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datasets/dataset.h"
 #include "datasets/splits.h"
 #include "eval/voc/score.h"
 #include "pipeline/kc.h"
@@ -20,14 +21,16 @@
 #include "pipeline/opts.h"
 
 static const char usage[] =
-    "usage: kc-score --masks FILE --voc ROOT --split FILE --out DIR [--ledger FILE] [--network NAME]\n"
-    "       kc-score --boxes-only --masks FILE (--voc ROOT | --coco ROOT) --split FILE --out DIR [--no-hard]\n"
+    "usage: kc-score --masks FILE --voc ROOT --split SPLIT --out DIR [--ledger FILE] [--network NAME]\n"
+    "       kc-score --boxes-only --masks FILE (--voc ROOT | --coco ROOT) --split SPLIT --out DIR [--no-hard]\n"
     "                [--box-cache DIR] [--ledger FILE] [--network NAME]\n"
     "       kc-score --make-selection TRAIN_LIST --out DIR [--count N]\n"
     "\n"
     "Scores every setting of a masks cache on VOC ground truth (Jaccard, CorLoc): writes\n"
     "DIR/<setting>.csv and DIR/summary.csv, then appends one line to the ledger\n"
-    "(default ./ledger.tsv).  --make-selection writes the selection split: the first N\n"
+    "(default ./ledger.tsv).  SPLIT with --voc is a file or a split name, found as kc-extract's\n"
+    "--dataset voc:ROOT:SPLIT finds it (val: ROOT/ImageSets/Segmentation/val.txt, else Main/val.txt).\n"
+    "--make-selection writes the selection split: the first N\n"
     "(default 1000) ids of TRAIN_LIST in sha256 order, as DIR/selectN.txt and its .sha256.\n"
     "Attention-mass masks (kc-decode --kind attn, settings attn-mass<m>) are scored as DINO's\n"
     "authors did: per object the best head's Jaccard (DIR/<setting>.columns.txt says more).\n"
@@ -83,12 +86,16 @@ int main(int argc, char **argv)
         if (score_make_selection(selection, out, count) < 0) kc_die();
         return 0;
     }
+    /* --split NAME with --voc ROOT: the split file voc:ROOT:NAME reads (as kc-extract's --dataset) */
+    char *split_file = split && voc && !coco ? dataset_voc_split_file(voc, split) : NULL;
+    if (split_file) split = split_file;
     if (boxes_only) {
         if (!masks || !(voc || coco) || !split || !out)
             kc_die_msg("--boxes-only needs --masks, --voc ROOT or --coco ROOT, --split and --out (see --help)");
         score_opts o = {.masks = masks, .voc = coco ? NULL : voc, .coco = coco, .split = split, .out = out, .ledger = ledger,
                         .network = network, .box_cache = box_cache, .no_hard = no_hard, .t0 = t0};
         if (score_boxes(&o) < 0) kc_die();
+        free(split_file);
         kc_lock_release(lock);
         return 0;
     }
@@ -97,6 +104,7 @@ int main(int argc, char **argv)
 
     score_opts o = {.masks = masks, .voc = voc, .split = split, .out = out, .ledger = ledger, .network = network, .t0 = t0};
     if (score_voc(&o) < 0) kc_die();
+    free(split_file);
     kc_lock_release(lock);
     return 0;
 }

@@ -6,7 +6,8 @@
  * the image with the same id in DATASET, maps /masks/<ID>/<image id> back to pixels under the
  * cache's policy (root attributes "policy" and "patch": a grid must be the one they give the image,
  * e.g. 35x35 for patch 14 under square480), and writes DIR/<image id>.png (a DAVIS id seq/frame
- * becomes DIR/seq/frame.png).
+ * becomes DIR/seq/frame.png).  An image whose file changed since extraction (its sha256 is not the
+ * one the cache recorded, pipeline/extract/image_check.h) is refused, naming it.
  * An attention-mass setting (attn-mass<m>: a (heads, grid_h, grid_w) stack per image) is drawn as
  * one panel per head, three panels a row, each labelled with its head.
  */
@@ -19,6 +20,7 @@
 #include "eval/figures/overlay.h"
 #include "pipeline/images/grid_map.h"
 #include "pipeline/cache/cache.h"
+#include "pipeline/extract/image_check.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/opts.h"
@@ -35,6 +37,8 @@ static const char usage[] =
     "  --masks FILE      a masks cache (kc-decode --out, or kc-refine's pixel masks)\n"
     "  --setting ID      a setting id under /masks, e.g. t0.15-bin-mean-corners-n3\n"
     "  --images DATASET  where the images are: voc:ROOT:SPLIT, davis:ROOT:SPLIT, dir:DIR, list:FILE\n"
+    "                    " DATASET_LIST_RULES
+    "                    " DATASET_LIST_RULES2
     "  --out DIR         output folder (created)\n"
     "  --first N         only the first N images of the cache's index\n"
     "\n"
@@ -240,7 +244,7 @@ int main(int argc, char **argv)
     if (dataset_open(&ds, images) < 0) kc_die();
     int n = r.index.n;
     if (first > 0 && first < n) n = (int)first;
-    /* every image must be found before any is drawn */
+    /* every image must be found, and be the file the masks were made from, before any is drawn */
     int *where = kc_malloc(sizeof(int) * (size_t)n);
     for (int i = 0; i < n; i++) {
         where[i] = -1;
@@ -248,6 +252,9 @@ int main(int argc, char **argv)
             if (!strcmp(ds.ids[j], r.index.ids[i])) where[i] = j;
         if (where[i] < 0)
             kc_die_msg("image %s of %s is not in %s (wrong --images?)", r.index.ids[i], masks, images);
+        char *dset = kc_strfmt("/masks/%s/%s", setting, r.index.ids[i]);
+        if (image_check_unchanged(&r, dset, ds.paths[where[i]]) < 0) kc_die();
+        free(dset);
     }
     if (kc_mkdirs(out_dir) < 0) kc_die();
     progress p;
@@ -261,7 +268,8 @@ int main(int argc, char **argv)
     progress_end(&p);
     char took[32];
     progress_fmt_time(kc_now() - t0, took, sizeof took);
-    kc_info("%d overlays of %s (%s) in %s, written to %s/ in %s", n, setting, pol_name, images, out_dir, took);
+    kc_info("%d overlay%s of %s (%s) in %s, written to %s/ in %s", n, kc_s(n), setting, pol_name, images, out_dir,
+            took);
     free(where);
     dataset_free(&ds);
     cache_close(&r);

@@ -115,8 +115,17 @@ check_bad "an image changed since" "$first.jpg: is 8x8, but the masks of $first 
 # refused on the file hash kc-extract recorded
 cp -r $V $T/voc3
 printf 'x' >>$T/voc3/JPEGImages/$first.jpg
-check_bad "an image changed since (same size)" "$first.jpg: changed since the masks of $first in .*m1.h5 were made \(sha256" \
+check_bad "an image changed since (same size)" "$first.jpg: changed since extraction \(sha256 [0-9a-f]{8}\.\.\., but .*m1.h5 recorded" \
   $T/x6.h5 $R --masks $T/m1.h5 --dataset voc:$T/voc3:val --method bs --out $T/x6.h5
+# the viewers that draw masks over the photos after extraction refuse it the same way: kc-plot
+# voc-grid and kc-report (kc-show: tests/test_show.sh)
+check_bad "kc-plot voc-grid on an image changed since" "$first.jpg: changed since extraction \(sha256 [0-9a-f]{8}\.\.\., but .*bs.h5 recorded" \
+  $T/figs3/grid-voc.png $BUILD/kc-plot voc-grid --voc $T/voc3 --split val --setting t0.15-bin-mean-corners-n1 \
+  --masks color=$T/bs.h5 --first 2 --out $T/figs3
+check_bad "kc-report on an image changed since" "$first.jpg: changed since extraction \(sha256 [0-9a-f]{8}\.\.\., but .*bs.h5 recorded" \
+  $T/rep3/index.html $BUILD/kc-report --out $T/rep3 --scores color=$T/s-bs --masks color=$T/bs.h5 --images voc:$T/voc3:val
+KC_QUIET=1 $BUILD/kc-report --out $T/rep --scores color=$T/s-bs --masks color=$T/bs.h5 --images voc:$V:val 2>$T/err \
+  && [ -s $T/rep/index.html ] && ok || bad "kc-report on the unchanged images: $(cat $T/err)"
 # the hash is carried: keys -> masks -> refined masks (and shard merges copy it)
 if need "image_sha256 carried from keys to masks to refined masks" py:h5py; then
   n_sha=$($PY -c "import h5py, sys

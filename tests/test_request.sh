@@ -50,6 +50,13 @@ refused "make tables before any table" "no tables in $T/tables/ yet" tables
 
 # make tables, as the README lists it (no other variable): prints the tables that exist
 out=$("${M[@]}" "${OK[@]}" sweep NETS=color VOC="$V" GRID=configs/sweep.ini 2>&1) || bad "make sweep: $(tail -n 3 <<<"$out")"
+# make sweep prints the 10 best settings (best first, as kc-table --print-best chooses) and where the
+# whole table is, not its 144 rows (issue 31 item 6)
+best=$("$BUILD/kc-table" --print-best "$T/work/scores/color/select" 2>/dev/null)
+rows=$(grep -c '^| t0' <<<"$out")
+if [ "$rows" = 10 ] && [ "$(grep '^| t0' <<<"$out" | head -n 1 | cut -d' ' -f2)" = "$best" ] &&
+   grep -qxF "sweep: the 10 best of 144 settings above, by mean Jaccard; the whole table: $T/tables/sweep.md (and .csv, .tex)" <<<"$out"
+then ok; else bad "make sweep printed $rows rows (best $best): $(tail -n 3 <<<"$out")"; fi
 out=$("${M[@]}" TABLES="$T/tables" tables 2>&1) && grep -q "^== $T/tables/sweep.md" <<<"$out" && grep -q '^| t0.10-bin-mean-seed-n1 |' <<<"$out" \
   && ok || bad "make tables: $(head -n 3 <<<"$out")"
 

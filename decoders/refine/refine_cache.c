@@ -117,7 +117,7 @@ int refine_cache(const refine_run *run)
     int n_batches = (n + BATCH - 1) / BATCH;
     cache_writer w;
     KC_TRY(cache_writer_open(&w, out, CACHE_FORMAT_MASKS, fp, n_batches));
-    kc_info("%d images x %d settings, %s", n, n_settings, refine_method_name(o.method));
+    kc_info("%d image%s x %d setting%s, %s", n, kc_s(n), n_settings, kc_s(n_settings), refine_method_name(o.method));
     progress p;
     progress_init(&p, "refine", n, "images");
     mask_out *res = kc_calloc((size_t)BATCH * n_settings, sizeof *res); /* (BATCH, settings) */
@@ -171,6 +171,7 @@ int refine_cache(const refine_run *run)
     char took[32];
     progress_fmt_time(kc_now() - run->t0, took, sizeof took);
     if (o.method == REFINE_CRF) kc_info("%ld masks dropped by the IoU filter (< %g)", dropped_total, o.crf_min_iou);
-    kc_info("wrote %s (%d images x %d settings, %s) in %s", out, n, n_settings, refine_method_name(o.method), took);
+    kc_info("wrote %s (%d image%s x %d setting%s, %s) in %s", out, n, kc_s(n), n_settings, kc_s(n_settings),
+            refine_method_name(o.method), took);
     return 0;
 }

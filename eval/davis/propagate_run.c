@@ -411,10 +411,10 @@ int prop_run(const prop_run_config *c)
                 R.out);
         goto done;
     }
-    if (kept) kc_info("%d of %d sequences were already done (kept)", kept, n_seq);
+    if (kept) kc_info("%d of %d sequence%s were already done (kept)", kept, n_seq, kc_s(n_seq));
     char took[32];
     progress_fmt_time(kc_now() - t0, took, sizeof took);
-    kc_info("%d sequences in %s", n_seq, took);
+    kc_info("%d sequence%s in %s", n_seq, kc_s(n_seq), took);
     rc = 0;
 done:
     for (int s = 0; frames && s < n_seq; s++) davis_free_names(frames[s], n_frames[s]);

@@ -168,7 +168,8 @@ int curve_figure_run(const curve_figure_opts *o)
     }
     if (rc == 0) {
         kc_lock_release(lock);
-        kc_info("wrote %s/%s.{pdf,svg,png,tex,csv} (%d networks, %d reference lines)", o->out, o->name, o->n_voc, f.n_refs);
+        kc_info("wrote %s/%s.{pdf,svg,png,tex,csv} (%d network%s, %d reference line%s)", o->out, o->name, o->n_voc,
+                kc_s(o->n_voc), f.n_refs, kc_s(f.n_refs));
     }
     free(used);
     free(sub);

@@ -11,6 +11,7 @@
 #include "datasets/voc.h"
 #include "eval/figures/overlay.h"
 #include "pipeline/cache/cache.h"
+#include "pipeline/extract/image_check.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/lock.h"
@@ -69,6 +70,13 @@ static int voc_row(const voc_grid_opts *o, const kc_dataset *ds, const cache_rea
     int j = 0, n_cols = o->n_masks + 1;
     while (j < ds->n && strcmp(ds->ids[j], id)) j++;
     if (j == ds->n) return kc_fail("--ids: %s is not in %s", id, spec);
+    /* the photo every network's masks were made from (the hash each cache recorded, when it did) */
+    for (int k = 0; k < o->n_masks; k++) {
+        char *dset = kc_strfmt("/masks/%s/%s", o->setting, id);
+        int rc = cache_has(&rd[k], dset) ? image_check_unchanged(&rd[k], dset, ds->paths[j]) : 0;
+        free(dset);
+        KC_TRY(rc);
+    }
     kc_image im;
     KC_TRY(image_load_rgb(ds->paths[j], &im));
     voc_gt gt;
@@ -126,8 +134,8 @@ int voc_grid_run(const voc_grid_opts *o)
     fig_grid g = {n_ids, n_cols, (const char *const *)ids, cols, cells, csv.s, caption};
     if (rc == 0 && grid_write(o->out, o->name, &g) < 0) rc = -1;
     if (rc == 0)
-        kc_info("wrote %s/%s.{pdf,svg,png,tex,csv}: %d images x %d networks at %s", o->out, o->name, n_ids, o->n_masks,
-                o->setting);
+        kc_info("wrote %s/%s.{pdf,svg,png,tex,csv}: %d image%s x %d network%s at %s", o->out, o->name, n_ids,
+                kc_s(n_ids), o->n_masks, kc_s(o->n_masks), o->setting);
     free_cells(cells, n_ids * n_cols);
     free(cols);
     free(caption);
@@ -200,8 +208,8 @@ int davis_grid_run(const davis_grid_opts *o)
     fig_grid g = {n_frames, n_cols, rows, cols, cells, csv.s, caption};
     if (rc == 0 && grid_write(o->out, o->name, &g) < 0) rc = -1;
     if (rc == 0)
-        kc_info("wrote %s/%s.{pdf,svg,png,tex,csv}: %d frames of %s x %d networks", o->out, o->name, n_frames, o->sequence,
-                o->n_results);
+        kc_info("wrote %s/%s.{pdf,svg,png,tex,csv}: %d frame%s of %s x %d network%s", o->out, o->name, n_frames,
+                kc_s(n_frames), o->sequence, o->n_results, kc_s(o->n_results));
     free_cells(cells, n_frames * n_cols);
     for (int i = 0; i < n_frames; i++) free(row_names[i]);
     free(row_names);

@@ -268,8 +268,8 @@ int probe_run_train(const probe_run_opts *o)
     kc_lock_release(lock);
     lock = NULL;
     rmdir(partial);
-    kc_info("wrote %s and %s (%d images x %d epochs in %.1f s, final loss %.6f)", o->out, csv_path, n_batches * B,
-            o->epochs, kc_now() - t0, ck.losses[o->epochs - 1]);
+    kc_info("wrote %s and %s (%d image%s x %d epoch%s in %.1f s, final loss %.6f)", o->out, csv_path, n_batches * B,
+            kc_s(n_batches * B), o->epochs, kc_s(o->epochs), kc_now() - t0, ck.losses[o->epochs - 1]);
     rc = 0;
 done:
     kc_lock_release(lock); /* (on a failure: the lock file goes, OUT.partial/ stays) */
@@ -398,7 +398,8 @@ int probe_run_eval(const probe_run_opts *o)
     kc_sha256_buf_hex(sum.s, sum.n, le.summary_sha256);
     if (ledger_append(o->ledger, &le) < 0) goto done;
     kc_lock_release(lock);
-    kc_info("mIoU %.4f over %d classes (%ld pixels, %d images) -> %s/summary.csv", miou, n_cls, in.lm.total, in.L.n, o->out);
+    kc_info("mIoU %.4f over %d class%s (%ld pixels, %d image%s) -> %s/summary.csv", miou, n_cls, n_cls == 1 ? "" : "es",
+            in.lm.total, in.L.n, kc_s(in.L.n), o->out);
     rc = 0;
 done:
     free(sum.s), free(conf), free(head_ws);

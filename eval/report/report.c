@@ -16,8 +16,24 @@
 #include "eval/report/report_index.h"
 #include "eval/report/report_pages.h"
 #include "eval/report/report_pictures.h"
+#include "pipeline/extract/image_check.h"
 #include "pipeline/lock.h"
 #include "pipeline/progress.h"
+
+/* The photo of m must be the file its masks were made from: checked against the hash recorded in
+ * the masks cache of the first gallery showing it that has one (pipeline/extract/image_check.h). */
+static int photo_unchanged(const report *R, const image_ref *m)
+{
+    for (int k = 0; k < m->n_in; k++) {
+        const gallery *G = &R->g[m->in_gallery[k]];
+        if (G->masks < 0) continue;
+        char *dset = kc_strfmt("/masks/%s/%s", G->setting, m->id);
+        int has = cache_has(&R->mr[G->masks], dset), rc = has ? image_check_unchanged(&R->mr[G->masks], dset, m->photo) : 0;
+        free(dset);
+        if (has) return rc;
+    }
+    return 0;
+}
 
 /* Everything the report shows, before anything is written: the tables, the galleries, the masks
  * caches, the photos (--images), the DAVIS results. */
@@ -43,6 +59,7 @@ static int read_inputs(report *R, csv_file *tables, report_davis *dn)
             if (!R->img[i].photo)
                 return kc_fail("image %s of %s is not in %s (wrong --images?)", R->img[i].id,
                                R->g[R->img[i].in_gallery[0]].csv_path, R->images_spec);
+        for (int i = 0; i < R->n_img; i++) KC_TRY(photo_unchanged(R, &R->img[i]));
     }
     if (R->val_split && R->have_ds && !strcmp(R->ds.kind, "voc") && strcmp(R->val_split, R->ds.split))
         return kc_fail("--val-split %s, but --images %s is of the split %s", R->val_split, R->images_spec, R->ds.split);
@@ -161,9 +178,11 @@ int report_run(report *R)
     char removed[64] = "";
     if (R->files->removed)
         snprintf(removed, sizeof removed, "; %ld files of earlier runs removed", R->files->removed);
-    kc_info("wrote %s/index.html: %d tables, %d galleries of %d images, %d DAVIS results, %d figures; %ld pictures "
-            "drawn, %ld up to date%s, in %s",
-            R->out, R->n_tables, R->n_g, R->n_img, R->n_davis, figs.n, R->drawn, R->kept, removed, took);
+    kc_info(
+        "wrote %s/index.html: %d table%s, %d gallery%s of %d image%s, %d DAVIS result%s, %d figure%s; %ld picture%s "
+        "drawn, %ld up to date%s, in %s",
+        R->out, R->n_tables, kc_s(R->n_tables), R->n_g, kc_s(R->n_g), R->n_img, kc_s(R->n_img), R->n_davis,
+        kc_s(R->n_davis), figs.n, kc_s(figs.n), R->drawn, kc_s(R->drawn), R->kept, removed, took);
     free(opts);
     free(opts_path);
     report_figures_free(&figs);

@@ -359,8 +359,8 @@ static const char *choose(const thesis_tables_opts *o, const net_scores *nets, c
     if (setting_choose(sums, baseline, n, all, n_all, &c) < 0)
         kc_fail("no setting is scored for every network; pass --setting ID");
     else if (n_all > 1 && !o->print_best)
-        kc_info("no --setting: reporting %s, the best mean Jaccard (%.4f) over the %d networks%s", c.setting, c.mean,
-                c.n_choosers, n_contenders && o->n_baselines ? " (baselines left out)" : "");
+        kc_info("no --setting: reporting %s, the best mean Jaccard (%.4f) over the %d network%s%s", c.setting, c.mean,
+                c.n_choosers, kc_s(c.n_choosers), n_contenders && o->n_baselines ? " (baselines left out)" : "");
     free(sums);
     free(baseline);
     return c.setting;
@@ -378,7 +378,8 @@ static int write_tables(const thesis_tables_opts *o, const kc_table *sw, const k
                  ? -1
                  : 0;
     if (rc == 0 && do_sweep)
-        kc_info("wrote the sweep table %s/%s.{csv,md,tex} (%d networks, %d settings)", o->out, sweep_base, o->n_dirs, n_all);
+        kc_info("wrote the sweep table %s/%s.{csv,md,tex} (%d network%s, %d setting%s)", o->out, sweep_base, o->n_dirs,
+                kc_s(o->n_dirs), n_all, kc_s(n_all));
     if (rc == 0 && do_report) kc_info("wrote the report table %s/%s.{csv,md,tex} at %s", o->out, o->name, setting);
     if (rc == 0) kc_info("wrote %s", mp);
     free(sweep_base);

@@ -28,7 +28,7 @@ int score_make_selection(const char *train, const char *out, int count)
     kc_outputs_begin();
     if (split_make_selection(train, out, count, &path) < 0 || kc_outputs_commit() < 0) return -1;
     kc_lock_release(lock);
-    kc_info("wrote %s (%d ids) and %s.sha256", path, count, path);
+    kc_info("wrote %s (%d id%s) and %s.sha256", path, count, kc_s(count), path);
     free(path);
     return 0;
 }
@@ -313,8 +313,8 @@ int score_voc(const score_opts *o)
         if (res[s].jaccard > res[best].jaccard) best = s;
     char tbuf[32];
     progress_fmt_time(kc_now() - o->t0, tbuf, sizeof tbuf);
-    kc_info("%d settings x %d images -> %s (best Jaccard %.4f at %s; CorLoc %.4f) in %s", n_settings, n, sp,
-            res[best].jaccard, res[best].name, res[best].corloc, tbuf);
+    kc_info("%d setting%s x %d image%s -> %s (best Jaccard %.4f at %s; CorLoc %.4f) in %s", n_settings,
+            kc_s(n_settings), n, kc_s(n), sp, res[best].jaccard, res[best].name, res[best].corloc, tbuf);
     rc = 0;
 done:
     free(sp);

@@ -192,8 +192,8 @@ int score_boxes(const score_opts *o)
     if (score_write_summary(sp, &summary, o->out, network, o->split, split_hash, n_settings, o->ledger) < 0) goto done;
     char tbuf[32];
     progress_fmt_time(kc_now() - o->t0, tbuf, sizeof tbuf);
-    kc_info("boxes only: %d settings x %d images -> %s (CorLoc %.4f at %s) in %s", n_settings, n_used, sp,
-            res[0].corloc, res[0].name, tbuf);
+    kc_info("boxes only: %d setting%s x %d image%s -> %s (CorLoc %.4f at %s) in %s", n_settings, kc_s(n_settings),
+            n_used, kc_s(n_used), sp, res[0].corloc, res[0].name, tbuf);
     rc = 0;
 done:
     free(sp);

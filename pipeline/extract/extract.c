@@ -510,9 +510,14 @@ static int index_images(extract_ctx *x)
     ix->ids = x->ids;
     ix->grid = kc_malloc((size_t)x->n * 2 * sizeof(int32_t));
     ix->size = kc_malloc((size_t)x->n * 2 * sizeof(int32_t));
+    int n_turned = 0, first_turned = -1, turn = 1;
     for (int i = 0; i < x->n; i++) {
-        int iw, ih, gh, gw;
-        KC_TRY(image_size(x->paths[i], &iw, &ih));
+        int iw, ih, gh, gw, orientation;
+        KC_TRY(image_header(x->paths[i], &iw, &ih, &orientation));
+        if (orientation != 1 && n_turned++ == 0) {
+            first_turned = i;
+            turn = orientation;
+        }
         if (policy == POLICY_NATIVE16 && (iw < x->patch || ih < x->patch))
             return kc_fail("%s: image of %dx%d is smaller than one %d-pixel patch", x->paths[i], iw, ih, x->patch);
         policy_grid(policy, x->patch, iw, ih, &gh, &gw); /* every side a multiple of the patch */
@@ -521,6 +526,10 @@ static int index_images(extract_ctx *x)
         ix->size[2 * i] = ih;
         ix->size[2 * i + 1] = iw;
     }
+    if (n_turned)
+        kc_warn("%d image%s an EXIF orientation other than 1 (%s%s, orientation %d); keycut, like the reference code, "
+                "reads pixels as stored", n_turned, n_turned == 1 ? " carries" : "s carry", n_turned == 1 ? "" : "first: ",
+                x->paths[first_turned], turn);
     return 0;
 }
 
@@ -613,7 +622,7 @@ static int finish_cache(extract_ctx *x)
     shard_prov(&o->shard, &prov, x->full_ids, x->full_n, o->batch, o->out);
     KC_TRY(cache_writer_finish(&x->cw, &x->ix, &prov));
     progress_end(&x->pr);
-    kc_info("wrote %s (%d images, %s)", o->out, x->n, prov_get(&prov, "feature_kinds"));
+    kc_info("wrote %s (%d image%s, %s)", o->out, x->n, kc_s(x->n), prov_get(&prov, "feature_kinds"));
     prov_free(&prov);
     return 0;
 }
@@ -654,8 +663,8 @@ int extract_run(const extract_opts *opts, int n, const char *const *ids, const c
         if (tm.n_steady > 0)
             snprintf(steady, sizeof steady, "steady state %.1f ms/image over %d images",
                      1e3 * (tm.t_b - tm.t_a) / tm.n_steady, tm.n_steady);
-        kc_info("time: %d images in %.2f s after %.2f s of start-up (first batch of %d: %.2f s; %s)", n_done,
-                t_end - t_start, t_start - o->t_main, tm.n_first, tm.t_first - t_start, steady);
+        kc_info("time: %d image%s in %.2f s after %.2f s of start-up (first batch of %d: %.2f s; %s)", n_done,
+                kc_s(n_done), t_end - t_start, t_start - o->t_main, tm.n_first, tm.t_first - t_start, steady);
     }
 
     KC_TRY(finish_cache(&x));

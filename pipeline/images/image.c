@@ -349,7 +349,46 @@ int image_load_rgb_sha(const char *path, kc_image *img, uint8_t sha[32])
     return rc;
 }
 
-int image_size(const char *path, int *w, int *h)
+/* The orientation tag (0x0112, a SHORT) of IFD0 of an EXIF block's TIFF data; 1 when absent. */
+static int tiff_orientation(const uint8_t *t, size_t n)
+{
+    if (n < 8 || !((t[0] == 'I' && t[1] == 'I') || (t[0] == 'M' && t[1] == 'M'))) return 1;
+    const int le = t[0] == 'I';
+#define U16(o) (le ? (unsigned)t[o] | (unsigned)t[(o) + 1] << 8 : (unsigned)t[o] << 8 | (unsigned)t[(o) + 1])
+    const size_t ifd = le ? (size_t)U16(4) | (size_t)U16(6) << 16 : (size_t)U16(4) << 16 | (size_t)U16(6);
+    if (ifd > n - 2) return 1;
+    const unsigned count = U16(ifd);
+    for (unsigned i = 0; i < count && ifd + 2 + 12 * (size_t)(i + 1) <= n; i++) {
+        const size_t e = ifd + 2 + 12 * (size_t)i;
+        if (U16(e) == 0x0112) return U16(e + 2) == 3 ? (int)U16(e + 8) : 1;
+    }
+#undef U16
+    return 1;
+}
+
+/* The EXIF orientation of a JPEG (its APP1 "Exif" segment before the scan); 1 when it has none. */
+static int jpeg_orientation(const uint8_t *d, size_t n)
+{
+    size_t p = 2;
+    while (p + 4 <= n && d[p] == 0xFF) {
+        const int m = d[p + 1];
+        if (m == 0xFF) {
+            p++;
+            continue;
+        }
+        if (m == 0xDA || m == 0xD9) break;
+        const size_t len = (size_t)d[p + 2] << 8 | d[p + 3];
+        if (len < 2 || p + 2 + len > n) break;
+        if (m == 0xE1 && len >= 2 + 6 + 8 && !memcmp(d + p + 4, "Exif\0\0", 6))
+            return tiff_orientation(d + p + 10, len - 8);
+        p += 2 + len;
+    }
+    return 1;
+}
+
+int image_size(const char *path, int *w, int *h) { return image_header(path, w, h, NULL); }
+
+int image_header(const char *path, int *w, int *h, int *orientation)
 {
     /* Enough of the file for any header: read it whole only when small; JPEG headers can sit
      * after large APPn segments, so fall back to the whole file. */
@@ -375,7 +414,9 @@ int image_size(const char *path, int *w, int *h)
         *h = (int)cinfo.image_height;
         jpeg_destroy_decompress(&cinfo);
         rc = check_dims(path, *w, *h);
+        if (orientation) *orientation = jpeg_orientation(data, size);
     } else if (fmt == FMT_PNG) {
+        if (orientation) *orientation = 1;
         png_raw r;
         rc = png_decode_raw(path, data, size, &r, 1);
         if (rc == 0) {

@@ -24,6 +24,9 @@ int image_load_rgb_sha(const char *path, kc_image *img, uint8_t sha[32]);
 void image_free(kc_image *img);
 /* Width and height from the header only. */
 int image_size(const char *path, int *w, int *h);
+/* The same, and a JPEG's EXIF orientation (the tag's value, 1 when it has none; a PNG: 1).  keycut,
+ * like PIL's Image.open and the reference code, ignores it: pixels are read as stored. */
+int image_header(const char *path, int *w, int *h, int *orientation);
 /* An 8-bit palette or gray PNG's stored values (palette indices, not colours): (h, w) uint8.
  * Used for VOC SegmentationObject/Class and DAVIS annotations and results. */
 int image_read_png_index(const char *path, int *w, int *h, uint8_t **index);
