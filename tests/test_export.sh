@@ -4,7 +4,8 @@
 # independent plain-Python reference tests/ref/coco_rle_ref.py (RLE decoded from its definition ==
 # each PNG's label k; PNG == the cache's grid mapped to pixels; ids, areas, boxes); then the
 # refusals, each one line naming the file, exit 1, nothing written: a cache that is not a masks
-# cache, an unknown setting, a missing image, an output folder that cannot be made, a bad --score.
+# cache, an unknown setting, a missing image, a photo replaced since extraction, an output folder
+# that cannot be made, a bad --score.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 EXPORT=$BUILD/kc-export
 export_() { timeout 120 "$EXPORT" "$@"; }
@@ -81,6 +82,10 @@ refuse "a features cache" "keys.h5.*keycut-masks|keys.h5.*masks" "$d/r1" --masks
 refuse "an unknown setting" "masks.h5: no setting 'nope'" "$d/r2" --masks "$d/masks.h5" --setting nope --images "dir:$d/photos"
 mkdir -p "$d/fewer" && cp "$d/photos/a_tall.png" "$d/photos/b odd.png" "$d/fewer/"
 refuse "a missing image" "image c_thin of .*masks.h5 is not in dir:" "$d/r3" --masks "$d/masks.h5" --setting $S --images "dir:$d/fewer"
+# a photo replaced since extraction by another of the same size: refused (its masks are another's)
+mkdir -p "$d/replaced" && cp "$d/photos/"*.png "$d/replaced/"
+$PY -c 'import sys; from PIL import Image; p=sys.argv[1]; Image.open(p).transpose(Image.FLIP_TOP_BOTTOM).save(p)' "$d/replaced/d.png"
+refuse "a photo replaced since extraction" "replaced/d.png: changed since extraction" "$d/r4" --masks "$d/masks.h5" --setting $S --images "dir:$d/replaced"
 touch "$d/afile"
 refuse "an output folder that cannot be made" "afile/out" "$d/afile/out" --masks "$d/masks.h5" --setting $S --images "dir:$d/photos"
 # the output is all or nothing: an export that stops part way (the last image's mask is missing

@@ -10,6 +10,7 @@
 #include "datasets/dataset.h"
 #include "eval/figures/overlay.h"
 #include "pipeline/cache/cache.h"
+#include "pipeline/extract/image_check.h"
 #include "pipeline/images/image.h"
 #include "pipeline/kc.h"
 #include "pipeline/progress.h"
@@ -183,9 +184,11 @@ static int gen_annotations(yajl_gen g, const cache_reader *r, const char *dset, 
     return 0;
 }
 
-/* Every image of the cache found in the dataset, its file at the size the masks were made from;
- * *images: the cache's rows sorted by id. */
-static int match_images(const cache_reader *r, const kc_dataset *ds, const char *spec, export_image **images)
+/* Every image of the cache found in the dataset, its file at the size the masks were made from and
+ * with the bytes they were extracted from (pipeline/extract/image_check.h: a photo replaced under
+ * the same name is refused); *images: the cache's rows sorted by id. */
+static int match_images(const cache_reader *r, const kc_dataset *ds, const char *spec, const char *setting,
+                        export_image **images)
 {
     const int n = r->index.n;
     export_image *im = kc_malloc(sizeof *im * (size_t)(n > 0 ? n : 1));
@@ -207,6 +210,13 @@ static int match_images(const cache_reader *r, const kc_dataset *ds, const char 
             free(im);
             return kc_fail("%s: %dx%d pixels, but the masks of image %s in %s were made from %dx%d (wrong --images?)",
                            path, w, h, r->index.ids[i], r->path, r->index.size[2 * i + 1], r->index.size[2 * i]);
+        }
+        char *dset = kc_strfmt("/masks/%s/%s", setting, im[i].id);
+        int changed = image_check_unchanged(r, dset, path);
+        free(dset);
+        if (changed < 0) {
+            free(im);
+            return -1;
         }
     }
     qsort(im, (size_t)n, sizeof *im, by_id);
@@ -311,7 +321,7 @@ int export_masks(const export_request *q)
         return -1;
     }
     char *png_dir = kc_strfmt("%s/png", q->out), *json = kc_strfmt("%s/coco.json", q->out);
-    rc = match_images(&r, &ds, q->images, &images);
+    rc = match_images(&r, &ds, q->images, q->setting, &images);
     if (rc == 0) rc = kc_mkdirs(png_dir);
     yajl_gen g = yajl_gen_alloc(NULL);
     yajl_gen_config(g, yajl_gen_validate_utf8, 1);
@@ -327,7 +337,7 @@ int export_masks(const export_request *q)
     }
     if (rc == 0) rc = kc_outputs_commit();
     if (rc == 0)
-        kc_info("%d images, %s of %s: %s/ and %s", r.index.n, q->setting, q->masks, png_dir, json);
+        kc_info("%d image%s, %s of %s: %s/ and %s", r.index.n, kc_s(r.index.n), q->setting, q->masks, png_dir, json);
     yajl_gen_free(g);
     free(images);
     free(png_dir);
