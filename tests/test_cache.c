@@ -128,7 +128,7 @@ static void test_cache(const char *dir)
     int64_t d2[2] = {1, 2};
     cache_piece_put_f32(p, "/features/keys/x", bad, 2, d2);
     cache_piece_commit(p);
-    cache_index one = {1, (char *[]){"x"}, (int32_t[]){1, 1}, (int32_t[]){16, 16}};
+    cache_index one = {1, (char *[]){"x"}, (int32_t[]){1, 1}, (int32_t[]){16, 16}, NULL, NULL};
     CHECK(cache_writer_finish(&w, &one, &prov) == 0, "finish3");
     cache_writer_free(&w);
     CHECK(cache_open(&r, out3, NULL) == 0, "open3 read");
