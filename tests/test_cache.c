@@ -273,6 +273,18 @@ static int same_f32(const float *a, const float *b, int n)
     return 1;
 }
 
+/* Finishes w with ix and prov (freed), then opens the result as r: 0, or -1 after a failed check. */
+static int finish_reopen(cache_writer *w, const cache_index *ix, cache_prov *prov, const char *path,
+                         const char *format, cache_reader *r)
+{
+    CHECK(cache_writer_finish(w, ix, prov) == 0, "finish %s: %s", path, kc_error());
+    cache_writer_free(w);
+    prov_free(prov);
+    if (cache_open(r, path, format) == 0) return 0;
+    CHECK(0, "reopen %s: %s", path, kc_error());
+    return -1;
+}
+
 static void test_versions(const char *dir)
 {
     const char *old_path = "tests/data/corloc/masks_coco.h5";
@@ -307,13 +319,8 @@ static void test_versions(const char *dir)
     cache_prov prov = {0};
     for (int k = 0; k < old.prov.n; k++)
         if (!prov_is_reserved(old.prov.key[k])) prov_set(&prov, old.prov.key[k], old.prov.value[k]);
-    CHECK(cache_writer_finish(&w, &old.index, &prov) == 0, "finish v2: %s", kc_error());
-    cache_writer_free(&w);
-    prov_free(&prov);
     cache_reader nw;
-    if (cache_open(&nw, new_path, CACHE_FORMAT_MASKS) < 0) {
-        CHECK(0, "version 2 copy: %s", kc_error());
-    } else {
+    if (finish_reopen(&w, &old.index, &prov, new_path, CACHE_FORMAT_MASKS, &nw) == 0) {
         CHECK(nw.version == 2 && !strcmp(cache_attr(&nw, "format_version"), CACHE_FORMAT_VERSION), "version 2: %s",
               cache_attr(&nw, "format_version"));
         int same_index = nw.index.n == n;
@@ -384,13 +391,8 @@ static void test_versions(const char *dir)
     prov_set(&pr, "ln_eps", "9.99999997e-07");
     prov_set(&pr, "dim", "3");
     prov_set(&pr, "policy", "square480");
-    CHECK(cache_writer_finish(&w, &one, &pr) == 0, "finish: %s", kc_error());
-    cache_writer_free(&w);
-    prov_free(&pr);
     cache_reader r;
-    if (cache_open(&r, out, CACHE_FORMAT_FEATURES) < 0) {
-        CHECK(0, "reopen: %s", kc_error());
-    } else {
+    if (finish_reopen(&w, &one, &pr, out, CACHE_FORMAT_FEATURES, &r) == 0) {
         CHECK(r.index.resized && r.index.box && r.index.resized[0] == 16 && r.index.resized[1] == 32 && r.index.box[2] == 16 &&
                   r.index.box[3] == 32,
               "/index/resized and /index/box read back");
