@@ -135,7 +135,7 @@ static const char *build(src *s)
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0) abort();
     static const char *formats[] = {CACHE_FORMAT_FEATURES, CACHE_FORMAT_MASKS, "keycut-other", "hdf5"};
-    static const char *versions[] = {CACHE_FORMAT_VERSION, "2", "0", ""};
+    static const char *versions[] = {CACHE_FORMAT_VERSION, CACHE_FORMAT_VERSION_OLD, "0", "3"};
     if (take(s, 8)) attr_str(f, "format", formats[take(s, 4)]);
     else attr_num(f, "format", H5T_NATIVE_INT32, 1, s);
     if (take(s, 8)) attr_str(f, "format_version", versions[take(s, 4)]);

@@ -299,10 +299,10 @@ int main(int argc, char **argv)
     }
     progress_end(&p);
     free(res);
-    /* the cache's decoder attribute, kept word for word since the first caches (the section is
-     * docs/design.md "Decoders" now): a changed text would make every masks cache differ */
+    /* the cache's decoder attribute: the method, its constants and where the design describes it
+     * (format version 1 cited "DESIGN.md Decoders", a file the repository no longer has) */
     finish_masks(&in, &w, features, kind, grid.n,
-                 "normalized cut (DESIGN.md Decoders), eps 1e-5, degenerate below eigengap 1e-6", out);
+                 "normalized cut (docs/design.md, section \"Decoders\"), eps 1e-5, degenerate below eigengap 1e-6", out);
     int n_settings = grid.n;
     ncut_grid_free(&grid);
     char took[32];

@@ -155,7 +155,7 @@ static int video(char **argv)
     if (cache_writer_open(&cw, cache, CACHE_FORMAT_FEATURES, fp, 1) < 0) kc_die();
     cache_piece *piece = cache_piece_new(&cw, 0);
     cache_index ix = {frames, kc_malloc(sizeof(char *) * frames), kc_malloc(sizeof(int32_t) * 2 * frames),
-                      kc_malloc(sizeof(int32_t) * 2 * frames)};
+                      kc_malloc(sizeof(int32_t) * 2 * frames), NULL, NULL};
     float *f = kc_malloc(sizeof *f * (size_t)n * dim);
     for (int t = 0; t < frames; t++) {
         draw(lab, w, h, 3, 0, t, 2, 0, 0);

@@ -36,7 +36,7 @@ static int make_shards(const char *dir, int n_shards, int per, int tok, int dim)
         int n = shard_select(&sh, (const char *const *)ids, total, keep);
         cache_index ix = {n, kc_malloc((size_t)(n ? n : 1) * sizeof(char *)),
                           kc_malloc((size_t)(n ? n : 1) * 2 * sizeof(int32_t)),
-                          kc_malloc((size_t)(n ? n : 1) * 2 * sizeof(int32_t))};
+                          kc_malloc((size_t)(n ? n : 1) * 2 * sizeof(int32_t)), NULL, NULL};
         for (int i = 0, m = 0; i < total; i++) {
             if (!keep[i]) continue;
             ix.ids[m] = ids[i];

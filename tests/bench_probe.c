@@ -42,7 +42,7 @@ int main(int argc, char **argv)
     image_davis_palette(pal);
     kc_buf list = {0};
     cache_index ix = {n, kc_malloc(sizeof(char *) * (size_t)n), kc_malloc(sizeof(int32_t) * 2 * (size_t)n),
-                      kc_malloc(sizeof(int32_t) * 2 * (size_t)n)};
+                      kc_malloc(sizeof(int32_t) * 2 * (size_t)n), NULL, NULL};
     uint8_t *lab = kc_malloc((size_t)S * S);
     for (int i = 0; i < n; i++) {
         char id[32];

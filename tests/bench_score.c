@@ -181,7 +181,7 @@ static int generate(const char *dir, int n, int n_settings)
         KC_TRY(cache_piece_commit(pc));
     }
     cache_index ix = {n, kc_malloc((size_t)n * sizeof(char *)), kc_malloc((size_t)n * 2 * sizeof(int32_t)),
-                      kc_malloc((size_t)n * 2 * sizeof(int32_t))};
+                      kc_malloc((size_t)n * 2 * sizeof(int32_t)), NULL, NULL};
     for (int i = 0; i < n; i++) {
         ix.ids[i] = kc_strfmt("2099_%06d", i);
         ix.grid[2 * i] = ix.grid[2 * i + 1] = GRID;

@@ -128,7 +128,7 @@ static void test_cache(const char *dir)
     int64_t d2[2] = {1, 2};
     cache_piece_put_f32(p, "/features/keys/x", bad, 2, d2);
     cache_piece_commit(p);
-    cache_index one = {1, (char *[]){"x"}, (int32_t[]){1, 1}, (int32_t[]){16, 16}};
+    cache_index one = {1, (char *[]){"x"}, (int32_t[]){1, 1}, (int32_t[]){16, 16}, NULL, NULL};
     CHECK(cache_writer_finish(&w, &one, &prov) == 0, "finish3");
     cache_writer_free(&w);
     CHECK(cache_open(&r, out3, NULL) == 0, "open3 read");
@@ -261,10 +261,157 @@ static void test_partial_takeover(const char *dir)
     free(out);
 }
 
+/* Format versions: a committed version-1 masks cache (tests/data/corloc/masks_coco.h5) and its
+ * copy written by this keycut (version 2, as kc-merge copies datasets: cache_piece_copy) read
+ * through the same reader give the same index, provenance, masks and attributes, and the same
+ * recomputed content hash; a version-2 cache adds /index/resized and /index/box when the writer
+ * gives them, and an image hash written in version 2 reads back as it was written. */
+static int same_f32(const float *a, const float *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (memcmp(&a[i], &b[i], sizeof *a) != 0) return 0; /* NaN of a round not run included */
+    return 1;
+}
+
+/* Finishes w with ix and prov (freed), then opens the result as r: 0, or -1 after a failed check. */
+static int finish_reopen(cache_writer *w, const cache_index *ix, cache_prov *prov, const char *path,
+                         const char *format, cache_reader *r)
+{
+    CHECK(cache_writer_finish(w, ix, prov) == 0, "finish %s: %s", path, kc_error());
+    cache_writer_free(w);
+    prov_free(prov);
+    if (cache_open(r, path, format) == 0) return 0;
+    CHECK(0, "reopen %s: %s", path, kc_error());
+    return -1;
+}
+
+static void test_versions(const char *dir)
+{
+    const char *old_path = "tests/data/corloc/masks_coco.h5";
+    char *new_path = kc_strfmt("%s/versions/masks_v2.h5", dir);
+    cache_reader old;
+    if (cache_open(&old, old_path, CACHE_FORMAT_MASKS) < 0) {
+        CHECK(0, "version 1 fixture: %s", kc_error());
+        free(new_path);
+        return;
+    }
+    CHECK(old.version == 1 && !strcmp(cache_attr(&old, "format_version"), "1") && !old.index.resized && !old.index.box,
+          "the fixture reads as version 1 without the mapping datasets");
+    char **settings = NULL;
+    int n_set = 0;
+    CHECK(cache_list(&old, "/masks", &settings, &n_set) == 0 && n_set > 0, "settings: %s", kc_error());
+    /* the copy: one piece per image, every setting's mask of it */
+    const int n = old.index.n;
+    cache_writer w;
+    char fp[65];
+    const char *parts[] = {"test_versions", old_path};
+    cache_fingerprint(fp, 2, parts);
+    CHECK(cache_writer_open(&w, new_path, CACHE_FORMAT_MASKS, fp, n) == 0, "open v2: %s", kc_error());
+    for (int i = 0; i < n; i++) {
+        cache_piece *p = cache_piece_new(&w, i);
+        for (int k = 0; k < n_set; k++) {
+            char *d = kc_strfmt("/masks/%s/%s", settings[k], old.index.ids[i]);
+            CHECK(cache_piece_copy(p, &old, d) == 0, "copy %s: %s", d, kc_error());
+            free(d);
+        }
+        CHECK(cache_piece_commit(p) == 0, "commit: %s", kc_error());
+    }
+    cache_prov prov = {0};
+    for (int k = 0; k < old.prov.n; k++)
+        if (!prov_is_reserved(old.prov.key[k])) prov_set(&prov, old.prov.key[k], old.prov.value[k]);
+    cache_reader nw;
+    if (finish_reopen(&w, &old.index, &prov, new_path, CACHE_FORMAT_MASKS, &nw) == 0) {
+        CHECK(nw.version == 2 && !strcmp(cache_attr(&nw, "format_version"), CACHE_FORMAT_VERSION), "version 2: %s",
+              cache_attr(&nw, "format_version"));
+        int same_index = nw.index.n == n;
+        for (int i = 0; same_index && i < n; i++)
+            same_index = !strcmp(nw.index.ids[i], old.index.ids[i]) && !memcmp(nw.index.grid + 2 * i, old.index.grid + 2 * i, 8) &&
+                         !memcmp(nw.index.size + 2 * i, old.index.size + 2 * i, 8);
+        CHECK(same_index, "the index (ids, grid, size) reads the same from both versions");
+        int same_prov = 1;
+        for (int k = 0; k < old.prov.n; k++) {
+            const char *key = old.prov.key[k], *v = cache_attr(&nw, key);
+            if (prov_is_reserved(key)) continue;
+            if (!v || strcmp(v, old.prov.value[k])) {
+                same_prov = 0;
+                fprintf(stderr, "  %s: version 1 '%s', version 2 '%s'\n", key, old.prov.value[k], v ? v : "(none)");
+            }
+        }
+        CHECK(same_prov, "every provenance key reads as the same text (patch: string '16' in 1, int64 16 in 2)");
+        int masks = 0, differ = 0;
+        for (int k = 0; k < n_set; k++)
+            for (int i = 0; i < n; i++) {
+                char *d = kc_strfmt("/masks/%s/%s", settings[k], old.index.ids[i]);
+                uint8_t *a = NULL, *b = NULL;
+                int ra, ca, rb, cb;
+                float la[16], lb[16], ea[16], eb[16];
+                int32_t da = -1, db = -2;
+                int na = cache_read_attr_f32(&old, d, "lambda2", la, 16), nb = cache_read_attr_f32(&nw, d, "lambda2", lb, 16);
+                int ma = cache_read_attr_f32(&old, d, "eigengap", ea, 16), mb = cache_read_attr_f32(&nw, d, "eigengap", eb, 16);
+                if (cache_read_u8(&old, d, &a, &ra, &ca) < 0 || cache_read_u8(&nw, d, &b, &rb, &cb) < 0 || ra != rb ||
+                    ca != cb || memcmp(a, b, (size_t)ra * ca) || na < 1 || na != nb || !same_f32(la, lb, na) || ma != mb ||
+                    ma < 1 || !same_f32(ea, eb, ma) || cache_read_attr_i32(&old, d, "degenerate", &da) < 0 ||
+                    cache_read_attr_i32(&nw, d, "degenerate", &db) < 0 || da != db) {
+                    if (!differ++) fprintf(stderr, "  %s differs between the versions (%s)\n", d, kc_error());
+                }
+                masks++;
+                free(a);
+                free(b);
+                free(d);
+            }
+        CHECK(masks > 0 && differ == 0, "%d masks with their lambda2, eigengap, degenerate: %d differ", masks, differ);
+        char ha[65], hb[65];
+        CHECK(cache_hash_images(&old, 0, n, 1, ha) == 0 && cache_hash_images(&nw, 0, n, 1, hb) == 0 && !strcmp(ha, hb) &&
+                  !strcmp(hb, cache_content_hash(&nw)),
+              "content hash: version 1 recomputed %.12s, version 2 %.12s, stored %.12s", ha, hb,
+              cache_content_hash(&nw) ? cache_content_hash(&nw) : "(none)");
+        cache_close(&nw);
+    }
+    for (int k = 0; k < n_set; k++) free(settings[k]);
+    free(settings);
+    cache_close(&old);
+
+    /* version 2 only: the mapping datasets and the image hash, written and read back */
+    char *out = kc_strfmt("%s/versions/keys_v2.h5", dir);
+    const char *parts2[] = {"test_versions", "sha"};
+    cache_fingerprint(fp, 2, parts2);
+    CHECK(cache_writer_open(&w, out, CACHE_FORMAT_FEATURES, fp, 1) == 0, "open: %s", kc_error());
+    cache_piece *p = cache_piece_new(&w, 0);
+    float v[6] = {1, 2, 3, 4, 5, 6};
+    int64_t dims[2] = {2, 3};
+    uint8_t sha[32], back[32] = {0};
+    for (int i = 0; i < 32; i++) sha[i] = (uint8_t)(7 * i + 200);
+    CHECK(cache_piece_put_f32(p, "/features/keys/x", v, 2, dims) == 0 && cache_piece_attr_sha(p, "/features/keys/x", sha) == 0,
+          "put with hash: %s", kc_error());
+    CHECK(cache_piece_commit(p) == 0, "commit: %s", kc_error());
+    cache_index one = {1, (char *[]){"x"}, (int32_t[]){1, 2}, (int32_t[]){20, 30}, (int32_t[]){16, 32},
+                       (int32_t[]){0, 0, 16, 32}};
+    cache_prov pr = {0};
+    prov_set(&pr, "patch", "16");
+    prov_set(&pr, "ln_eps", "9.99999997e-07");
+    prov_set(&pr, "dim", "3");
+    prov_set(&pr, "policy", "square480");
+    cache_reader r;
+    if (finish_reopen(&w, &one, &pr, out, CACHE_FORMAT_FEATURES, &r) == 0) {
+        CHECK(r.index.resized && r.index.box && r.index.resized[0] == 16 && r.index.resized[1] == 32 && r.index.box[2] == 16 &&
+                  r.index.box[3] == 32,
+              "/index/resized and /index/box read back");
+        CHECK(cache_read_image_sha(&r, "/features/keys/x", back) == 1 && !memcmp(back, sha, 32), "image hash reads back");
+        CHECK(!strcmp(cache_attr(&r, "patch"), "16") && !strcmp(cache_attr(&r, "ln_eps"), "9.99999997e-07") &&
+                  !strcmp(cache_attr(&r, "dim"), "3") && !strcmp(cache_attr(&r, "policy"), "square480"),
+              "numeric attributes read back as the text they were given: patch %s ln_eps %s dim %s",
+              cache_attr(&r, "patch"), cache_attr(&r, "ln_eps"), cache_attr(&r, "dim"));
+        cache_close(&r);
+    }
+    free(out);
+    free(new_path);
+}
+
 int main(void)
 {
     const char *dir = test_tmpdir("cache");
     test_cache(dir);
+    test_versions(dir);
     test_partial_takeover(dir);
     test_datasets(dir);
     return test_done();

@@ -32,7 +32,7 @@ static void write_source(const char *path, const char *const *prov_kv, int n_kv)
         free(d);
     }
     cache_index ix = {N_IMG, kc_malloc(N_IMG * sizeof(char *)), kc_malloc(2 * N_IMG * sizeof(int32_t)),
-                      kc_malloc(2 * N_IMG * sizeof(int32_t))};
+                      kc_malloc(2 * N_IMG * sizeof(int32_t)), NULL, NULL};
     for (int i = 0; i < N_IMG; i++) {
         ix.ids[i] = kc_strdup(IDS[i]);
         ix.grid[2 * i] = 1;

@@ -256,7 +256,7 @@ static int write_cache(const char *path, int kind, uint8_t **masks, int *mh, int
     KC_TRY(cache_writer_open(&cw, path, CACHE_FORMAT_MASKS, fp, 1));
     cache_piece *pc = cache_piece_new(&cw, 0);
     cache_index ix = {N_FIX, kc_malloc(N_FIX * sizeof(char *)), kc_malloc(N_FIX * 2 * sizeof(int32_t)),
-                      kc_malloc(N_FIX * 2 * sizeof(int32_t))};
+                      kc_malloc(N_FIX * 2 * sizeof(int32_t)), NULL, NULL};
     for (int i = 0; i < N_FIX; i++) {
         const fixture_image *f = &fixture[i];
         int gh = kind == 0 ? GRID : (f->h + PATCH - 1) / PATCH, gw = kind == 0 ? GRID : (f->w + PATCH - 1) / PATCH;

@@ -52,12 +52,17 @@ for name, policy, p in (("sq14", "square480", 14), ("sq16", "square480", 16), ("
                         ("nat14", "native16", 14)):
     with h5py.File(f"{t}/{name}.h5") as f:
         a = dict(f.attrs)
-        if a["policy"] != policy or a["patch"] != str(p):
+        if a["policy"] != policy or a["patch"] != p:  # format version 2: patch is a number
             print(f"{name}: policy {a['policy']} patch {a['patch']}"); bad += 1
-        for (gh, gw), (h, w) in zip(f["index/grid"][:], f["index/size"][:]):
+        for (gh, gw), (h, w), rs, box in zip(f["index/grid"][:], f["index/size"][:], f["index/resized"][:],
+                                             f["index/box"][:]):
             rw, rh = rule(policy, p, int(w), int(h))
             if (gw * p, gh * p) != (rw, rh):
                 print(f"{name}: {w}x{h} has a {gw}x{gh} grid, the rule gives {rw}x{rh} pixels"); bad += 1
+            want_box = [0, 0, h, w] if policy == "native16" else [0, 0, rh, rw]
+            if rs.tolist() != [rh, rw] or box.tolist() != want_box:
+                print(f"{name}: {w}x{h}: index/resized {rs.tolist()}, box {box.tolist()}; the rule gives"
+                      f" {[rh, rw]}, {want_box}"); bad += 1
         print(f"{name}: {policy} patch {p}: grids {sorted(set(tuple(g) for g in f['index/grid'][:].tolist()))}")
         if name == "sq14" and "490x490" not in a["normalisation"]:
             print(f"sq14 normalisation: {a['normalisation']}"); bad += 1

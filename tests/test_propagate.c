@@ -94,7 +94,7 @@ static int fc_write(fcache *c, const char *path, const char *kind)
         free(d);
     }
     if (cache_piece_commit(p) < 0) return -1;
-    cache_index ix = {c->n, c->ids, c->grid, c->size};
+    cache_index ix = {c->n, c->ids, c->grid, c->size, NULL, NULL};
     cache_prov prov = {0};
     prov_set(&prov, "feature_kind", kind);
     prov_set(&prov, "policy", "short480");

@@ -146,6 +146,8 @@ void cache_index_free(cache_index *ix)
     free(ix->ids);
     free(ix->grid);
     free(ix->size);
+    free(ix->resized);
+    free(ix->box);
     memset(ix, 0, sizeof *ix);
 }
 
@@ -316,6 +318,59 @@ static int write_str_attr(hid_t obj, const char *name, const char *value)
     return rc;
 }
 
+static int key_listed(const char *key, const char *const *list)
+{
+    for (int i = 0; list[i]; i++)
+        if (!strcmp(key, list[i])) return 1;
+    return 0;
+}
+
+/* A root attribute as version 2 stores it: the keys of CACHE_NUMERIC_KEYS as a scalar int64 (or
+ * float32, CACHE_REAL_KEYS) when the whole value parses as one, every other value as a string. */
+static int write_root_attr(hid_t root, const char *key, const char *value)
+{
+    static const char *const numeric[] = CACHE_NUMERIC_KEYS, *const real[] = CACHE_REAL_KEYS;
+    if (key_listed(key, numeric) && *value) {
+        char *end;
+        errno = 0;
+        if (key_listed(key, real)) {
+            float v = strtof(value, &end);
+            if (!*end && errno == 0 && isfinite(v)) return write_attr(root, key, H5T_NATIVE_FLOAT, &v, -1);
+        } else {
+            long long v = strtoll(value, &end, 10);
+            if (!*end && errno == 0) {
+                int64_t v64 = v;
+                return write_attr(root, key, H5T_STD_I64LE, &v64, -1);
+            }
+        }
+    }
+    return write_str_attr(root, key, value);
+}
+
+/* A string attribute's value (variable or fixed length) in a new buffer, or NULL. */
+static char *read_str_attr(hid_t a, hid_t ft)
+{
+    char *out = NULL;
+    if (H5Tis_variable_str(ft) > 0) {
+        hid_t mt = vlen_str_type();
+        char *s = NULL;
+        if (H5Aread(a, mt, &s) >= 0 && s) {
+            out = kc_strdup(s);
+            H5free_memory(s);
+        }
+        H5Tclose(mt);
+    } else {
+        size_t n = H5Tget_size(ft);
+        char *s = kc_calloc(n + 1, 1);
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, n + 1);
+        if (H5Aread(a, mt, s) >= 0) out = s;
+        else free(s);
+        H5Tclose(mt);
+    }
+    return out;
+}
+
 /* ---- reading -------------------------------------------------------------------------------- */
 
 static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *info, void *op)
@@ -326,23 +381,22 @@ static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *info, 
     if (a < 0) return 0;
     hid_t ft = H5Aget_type(a);
     hid_t sp = H5Aget_space(a);
-    if (H5Tget_class(ft) == H5T_STRING && H5Sget_simple_extent_npoints(sp) == 1) {
-        if (H5Tis_variable_str(ft) > 0) {
-            hid_t mt = vlen_str_type();
-            char *s = NULL;
-            if (H5Aread(a, mt, &s) >= 0 && s) {
-                prov_set(&r->prov, name, s);
-                H5free_memory(s);
-            }
-            H5Tclose(mt);
+    H5T_class_t cls = H5Tget_class(ft);
+    if (cls == H5T_STRING && H5Sget_simple_extent_npoints(sp) == 1) {
+        char *s = read_str_attr(a, ft);
+        if (s) prov_set(&r->prov, name, s);
+        free(s);
+    } else if (cls == H5T_INTEGER && H5Sget_simple_extent_type(sp) == H5S_SCALAR) { /* version 2 */
+        long long v;
+        if (H5Aread(a, H5T_NATIVE_LLONG, &v) >= 0) prov_setf(&r->prov, name, "%lld", v);
+    } else if (cls == H5T_FLOAT && H5Sget_simple_extent_type(sp) == H5S_SCALAR) {
+        /* float32 as %.9g: the text version 1 stored (kc-extract's ln_eps) */
+        if (H5Tget_size(ft) <= 4) {
+            float v;
+            if (H5Aread(a, H5T_NATIVE_FLOAT, &v) >= 0) prov_setf(&r->prov, name, "%.9g", (double)v);
         } else {
-            size_t n = H5Tget_size(ft);
-            char *s = kc_calloc(n + 1, 1);
-            hid_t mt = H5Tcopy(H5T_C_S1);
-            H5Tset_size(mt, n + 1);
-            if (H5Aread(a, mt, s) >= 0) prov_set(&r->prov, name, s);
-            H5Tclose(mt);
-            free(s);
+            double v;
+            if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) >= 0) prov_setf(&r->prov, name, "%.17g", v);
         }
     }
     H5Sclose(sp);
@@ -351,7 +405,7 @@ static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *info, 
     return 0;
 }
 
-static int read_i32_2col(hid_t file, const char *path, const char *fname, int n, int32_t **out)
+static int read_i32_cols(hid_t file, const char *path, const char *fname, int n, int cols, int32_t **out)
 {
     hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
     if (d < 0) return kc_fail("%s: missing %s", fname, path);
@@ -360,11 +414,11 @@ static int read_i32_2col(hid_t file, const char *path, const char *fname, int n,
     int rank = H5Sget_simple_extent_ndims(sp);
     H5Sget_simple_extent_dims(sp, dims, NULL);
     H5Sclose(sp);
-    if (rank != 2 || dims[0] != (hsize_t)n || dims[1] != 2) {
+    if (rank != 2 || dims[0] != (hsize_t)n || dims[1] != (hsize_t)cols) {
         H5Dclose(d);
-        return kc_fail("%s: %s has shape other than (%d, 2)", fname, path, n);
+        return kc_fail("%s: %s has shape other than (%d, %d)", fname, path, n, cols);
     }
-    int32_t *v = kc_malloc((size_t)n * 2 * sizeof *v);
+    int32_t *v = kc_malloc((size_t)n * (size_t)cols * sizeof *v);
     if (H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0) {
         free(v);
         H5Dclose(d);
@@ -395,9 +449,10 @@ static int open_impl(cache_reader *r, const char *path, const char *format, int 
     if (format && strcmp(fmt, format) != 0)
         return kc_fail("%s: is a %s cache, expected a %s cache", path, fmt, format);
     const char *ver = prov_get(&r->prov, "format_version");
-    if (!ver || strcmp(ver, CACHE_FORMAT_VERSION) != 0)
-        return kc_fail("%s: cache format version %s, this keycut reads version %s (rerun the stage that made it)",
-                       path, ver ? ver : "(none)", CACHE_FORMAT_VERSION);
+    if (!ver || (strcmp(ver, CACHE_FORMAT_VERSION) != 0 && strcmp(ver, CACHE_FORMAT_VERSION_OLD) != 0))
+        return kc_fail("%s: cache format version %s, this keycut reads versions %s and %s (rerun the stage that made it)",
+                       path, ver ? ver : "(none)", CACHE_FORMAT_VERSION_OLD, CACHE_FORMAT_VERSION);
+    r->version = atoi(ver);
     /* index */
     hid_t d = H5Dopen2(f, "/index/ids", H5P_DEFAULT);
     if (d < 0) return kc_fail("%s: missing /index/ids", path);
@@ -431,8 +486,21 @@ static int open_impl(cache_reader *r, const char *path, const char *format, int 
         H5free_memory(ids[i]);
     }
     free(ids);
-    KC_TRY(read_i32_2col(f, "/index/grid", path, (int)n, &r->index.grid));
-    KC_TRY(read_i32_2col(f, "/index/size", path, (int)n, &r->index.size));
+    KC_TRY(read_i32_cols(f, "/index/grid", path, (int)n, 2, &r->index.grid));
+    KC_TRY(read_i32_cols(f, "/index/size", path, (int)n, 2, &r->index.size));
+    /* version 2, optional: both or neither */
+    int has_resized = H5Lexists(f, "/index/resized", H5P_DEFAULT) > 0, has_box = H5Lexists(f, "/index/box", H5P_DEFAULT) > 0;
+    if (has_resized != has_box) return kc_fail("%s: /index/resized and /index/box come together; one is missing", path);
+    if (has_resized) {
+        KC_TRY(read_i32_cols(f, "/index/resized", path, (int)n, 2, &r->index.resized));
+        KC_TRY(read_i32_cols(f, "/index/box", path, (int)n, 4, &r->index.box));
+        for (int i = 0; i < (int)n; i++) {
+            const int32_t *rs = r->index.resized + 2 * i, *b = r->index.box + 4 * i;
+            if (rs[0] <= 0 || rs[1] <= 0 || b[0] < 0 || b[1] < 0 || b[2] <= 0 || b[3] <= 0 || b[0] + b[2] > rs[0] ||
+                b[1] + b[3] > rs[1])
+                return kc_fail("%s: /index/box of %s does not lie inside its /index/resized", path, r->index.ids[i]);
+        }
+    }
     for (int i = 0; i < (int)n; i++)
         if (r->index.grid[2 * i] <= 0 || r->index.grid[2 * i + 1] <= 0 || r->index.size[2 * i] <= 0 ||
             r->index.size[2 * i + 1] <= 0)
@@ -1002,7 +1070,14 @@ int cache_piece_attr_sha(cache_piece *p, const char *dset, const uint8_t sha[32]
 {
     int32_t v[8];
     memcpy(v, sha, 32);
-    return piece_attr(p, dset, CACHE_IMAGE_SHA, H5T_NATIVE_INT32, v, 8);
+    if (piece_attr(p, dset, CACHE_IMAGE_SHA, H5T_NATIVE_INT32, v, 8) < 0) return -1;
+    char hex[65];
+    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", sha[i]);
+    const char *value = hex;
+    hid_t t = vlen_str_type();
+    int rc = piece_attr(p, dset, CACHE_IMAGE_SHA_HEX, t, &value, -1);
+    H5Tclose(t);
+    return rc;
 }
 
 int cache_read_image_sha(const cache_reader *r, const char *src_dset, uint8_t sha[32])
@@ -1115,7 +1190,12 @@ static herr_t copy_one_attr(hid_t loc, const char *name, const H5A_info_t *info,
     int scalar = H5Sget_simple_extent_type(sp) == H5S_SCALAR;
     H5T_class_t cls = H5Tget_class(ft);
     hid_t mt = cls == H5T_FLOAT ? H5T_NATIVE_FLOAT : H5T_NATIVE_INT32;
-    if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || n < 1 || n > 1024) {
+    if (cls == H5T_STRING && scalar) { /* image_sha256_hex: copied, not hashed (it repeats image_sha256) */
+        char *s = read_str_attr(a, ft);
+        if (!s) ac->rc = kc_fail("cannot read attribute %s", name);
+        else if (write_str_attr(ac->dst, name, s) < 0) ac->rc = -1;
+        free(s);
+    } else if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || n < 1 || n > 1024) {
         ac->rc = kc_fail("unsupported attribute %s in a piece", name);
     } else {
         int32_t buf[1024];
@@ -1220,6 +1300,11 @@ static int finish_impl(cache_writer *w, const cache_index *ix, const cache_prov 
         H5Tclose(st);
         if (rc == 0) rc = write_dataset(out, "/index/grid", H5T_NATIVE_INT32, ix->grid, 2, n2);
         if (rc == 0) rc = write_dataset(out, "/index/size", H5T_NATIVE_INT32, ix->size, 2, n2);
+        int64_t n4[2] = {ix->n, 4};
+        if (rc == 0 && ix->resized && ix->box) { /* not hashed: they follow from size, policy and patch */
+            rc = write_dataset(out, "/index/resized", H5T_NATIVE_INT32, ix->resized, 2, n2);
+            if (rc == 0) rc = write_dataset(out, "/index/box", H5T_NATIVE_INT32, ix->box, 2, n4);
+        }
         if (rc < 0) kc_fail_prefix("%s", tmp);
         for (int i = 0; i < ix->n; i++) kc_sha256_update(&hash, ix->ids[i], strlen(ix->ids[i]) + 1);
         kc_sha256_update(&hash, ix->grid, (size_t)ix->n * 8);
@@ -1231,14 +1316,14 @@ static int finish_impl(cache_writer *w, const cache_index *ix, const cache_prov 
         kc_utc_created(created);
         hid_t root = H5Gopen2(out, "/", H5P_DEFAULT);
         rc = write_str_attr(root, "format", w->format);
-        if (rc == 0) rc = write_str_attr(root, "format_version", CACHE_FORMAT_VERSION);
+        if (rc == 0) rc = write_root_attr(root, "format_version", CACHE_FORMAT_VERSION);
         if (rc == 0) rc = write_str_attr(root, "code_version", KC_VERSION);
         for (int i = 0; i < prov->n && rc == 0; i++) {
             const char *k = prov->key[i];
             if (!strcmp(k, "format") || !strcmp(k, "format_version") || !strcmp(k, "code_version") ||
                 !strcmp(k, "created") || !strcmp(k, "content_hash"))
                 continue;
-            rc = write_str_attr(root, k, prov->value[i]);
+            rc = write_root_attr(root, k, prov->value[i]);
         }
         if (rc == 0) rc = write_str_attr(root, "content_hash", content);
         if (rc == 0) rc = write_str_attr(root, "created", created);
@@ -1409,7 +1494,9 @@ static herr_t hash_one_attr(hid_t loc, const char *name, const H5A_info_t *info,
     hssize_t n = H5Sget_simple_extent_npoints(as);
     H5T_class_t cls = H5Tget_class(at);
     int32_t vals[1024];
-    if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || n < 1 || n > 1024 ||
+    if (cls == H5T_STRING) {
+        /* not hashed (see copy_one_attr) */
+    } else if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || n < 1 || n > 1024 ||
         H5Aread(a, cls == H5T_FLOAT ? H5T_NATIVE_FLOAT : H5T_NATIVE_INT32, vals) < 0) {
         ha->rc = kc_fail("%s: cannot read attribute %s of /%s", ha->r->path, name, ha->dset);
     } else {

@@ -1,13 +1,24 @@
 /* pipeline/cache/cache.h — keycut's HDF5 caches: reading, and crash-safe writing.
  *
- * Layout (docs/design.md, "The cache"):
+ * Layout (docs/cache-format.md; docs/design.md, "The cache"):
  *   features cache: /features/<kind>/<id> float32 (n_tok, dim);  masks cache: /masks/<setting>/<id>
  *   uint8 (grid_h, grid_w) with float attrs lambda2, eigengap (one per round) and int degenerate,
  *   or, for the attention-mass settings /masks/attn-mass<m>/<id>, a uint8 (heads, grid_h, grid_w)
  *   stack with attrs mass and knife_edge_heads (docs/attention-baseline.md); /features/attn/<id>
  *   is float32 (heads, grid_h * grid_w);
- *   /index/ids (vlen UTF-8 strings), /index/grid int32 (n, 2), /index/size int32 (n, 2);
- *   provenance as string root attributes (format, format_version, code_version, command, ...).
+ *   /index/ids (vlen UTF-8 strings), /index/grid int32 (n, 2), /index/size int32 (n, 2), and (format
+ *   version 2, when the writer knows the policy) /index/resized int32 (n, 2) and /index/box int32 (n, 4);
+ *   provenance as root attributes (format, format_version, code_version, command, ...): strings,
+ *   but the keys of CACHE_NUMERIC_KEYS as numbers (version 2; version 1 stored every one as a string).
+ *
+ * Versions.  This keycut writes CACHE_FORMAT_VERSION (2) and reads it and the one before (1):
+ *   2 over 1: format_version and the numeric provenance keys are numbers, not strings; every dataset
+ *   that carries image_sha256 (8 int32) also carries image_sha256_hex (the 64-char hex digest);
+ *   /index/resized and /index/box record how a grid maps back to the image.  Neither the
+ *   hex attribute nor the two index datasets enter the content hash (they follow from what does),
+ *   so the same data has the same content_hash in both versions.  A version-1 file reads as before:
+ *   the reader gives every root attribute as text either way (cache_attr), and index.resized /
+ *   index.box are NULL for it.
  *
  * Writing ("Nothing lost"): the work is split into batches of images.  Each finished batch is a
  * small self-contained HDF5 piece OUT.partial/piece-NNNNNN.h5 (written as .tmp, fsynced, renamed).
@@ -44,7 +55,13 @@
 
 #define CACHE_FORMAT_FEATURES "keycut-features"
 #define CACHE_FORMAT_MASKS "keycut-masks"
-#define CACHE_FORMAT_VERSION "1"
+#define CACHE_FORMAT_VERSION "2"
+#define CACHE_FORMAT_VERSION_OLD "1" /* still read */
+/* Root attributes written as numbers (version 2): integers as int64, except those of
+ * CACHE_REAL_KEYS, written as float32 (a value that does not parse as one stays a string, as
+ * kc-extract --model color's ln_eps "-"). */
+#define CACHE_NUMERIC_KEYS {"format_version", "patch", "dim", "heads", "registers", "settings", "shard_images", "shard_batch", "ln_eps", NULL}
+#define CACHE_REAL_KEYS {"ln_eps", NULL}
 
 /* The image index shared by every cache. */
 typedef struct cache_index {
@@ -52,6 +69,14 @@ typedef struct cache_index {
     char **ids;
     int32_t *grid; /* (n, 2): grid_h, grid_w */
     int32_t *size; /* (n, 2): original h, w */
+    /* How the grid maps back to the image (NULL when not recorded: version 1, or a writer that did not
+     * know the policy).  resized: (n, 2) the network input's h, w (the resized image with its padding;
+     * grid = resized / patch); box: (n, 4) top, left, height, width of the original image inside it,
+     * in resized pixels (the whole input for the resizing policies; native16: 0, 0, h, w, padding
+     * below and right).  Original pixel x lies at resized x' = left + (x + 1/2) width / w, in grid
+     * cell floor(x' / patch): pipeline/images/grid_map.h's rule for every policy. */
+    int32_t *resized;
+    int32_t *box;
 } cache_index;
 void cache_index_free(cache_index *ix);
 /* Position of id in the index, or -1. */
@@ -75,11 +100,13 @@ typedef struct cache_reader {
     char *path;
     int64_t file;          /* hid_t */
     cache_index index;
-    cache_prov prov;       /* all root string attributes */
+    cache_prov prov;       /* all root attributes, as text (numbers formatted: ints %lld, float32 %.9g) */
+    int version;           /* the file's format_version: 1 or 2 */
 } cache_reader;
 
 /* Opens and validates: the root attribute "format" must equal format (NULL accepts any keycut
- * cache), format_version must be known, /index must be consistent.  Errors name the file. */
+ * cache), format_version must be 1 or 2 (text or number), /index must be consistent.  Errors name
+ * the file. */
 int cache_open(cache_reader *r, const char *path, const char *format);
 const char *cache_attr(const cache_reader *r, const char *key);
 /* 1 when a masks cache holds attention-mass stacks, (heads, grid_h, grid_w) per image (kc-decode
@@ -147,10 +174,12 @@ int cache_piece_put_u8(cache_piece *p, const char *dset, const uint8_t *data, in
 int cache_piece_attr_f32(cache_piece *p, const char *dset, const char *name, const float *vals, int n);
 int cache_piece_attr_i32(cache_piece *p, const char *dset, const char *name, int32_t val);
 /* The sha256 of each image's file: kc-extract records it on every dataset of the image as the
- * attribute CACHE_IMAGE_SHA (8 int32, the 32 bytes in order); kc-center, kc-decode and kc-refine
+ * attribute CACHE_IMAGE_SHA (8 int32, the 32 bytes in order) and, from format version 2, as
+ * CACHE_IMAGE_SHA_HEX (the 64-char lowercase hex digest, what sha256sum prints); kc-center, kc-decode and kc-refine
  * carry it to their datasets (cache_piece_copy_image_sha) and kc-refine checks it against the image
  * it reads.  Caches older than it have none. */
 #define CACHE_IMAGE_SHA "image_sha256"
+#define CACHE_IMAGE_SHA_HEX "image_sha256_hex"
 int cache_piece_attr_sha(cache_piece *p, const char *dset, const uint8_t sha[32]);
 /* 1 and the bytes when src_dset of r carries the hash, 0 when it does not, -1 on error. */
 int cache_read_image_sha(const cache_reader *r, const char *src_dset, uint8_t sha[32]);

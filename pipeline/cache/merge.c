@@ -224,12 +224,23 @@ static int merged_index(const shard_set *s, merge_plan *p)
     ix->grid = kc_malloc((size_t)total * 2 * sizeof *ix->grid);
     ix->size = kc_malloc((size_t)total * 2 * sizeof *ix->size);
     p->owner = kc_malloc((size_t)total * sizeof *p->owner);
+    int mapped = 1; /* /index/resized and /index/box (format version 2) when every shard has them */
+    for (int i = 0; i < n; i++)
+        if (s->by_index[i]->index.n && !s->by_index[i]->index.resized) mapped = 0;
+    if (mapped) {
+        ix->resized = kc_malloc((size_t)(total ? total : 1) * 2 * sizeof *ix->resized);
+        ix->box = kc_malloc((size_t)(total ? total : 1) * 4 * sizeof *ix->box);
+    }
     for (int i = 0, m = 0; i < n; i++) {
         const cache_index *si = &s->by_index[i]->index;
         for (int k = 0; k < si->n; k++, m++) {
             ix->ids[m] = kc_strdup(si->ids[k]);
             memcpy(ix->grid + 2 * m, si->grid + 2 * k, 2 * sizeof *ix->grid);
             memcpy(ix->size + 2 * m, si->size + 2 * k, 2 * sizeof *ix->size);
+            if (mapped) {
+                memcpy(ix->resized + 2 * m, si->resized + 2 * k, 2 * sizeof *ix->resized);
+                memcpy(ix->box + 4 * m, si->box + 4 * k, 4 * sizeof *ix->box);
+            }
             p->owner[m] = i;
         }
     }

@@ -83,6 +83,8 @@ void shard_index(const kc_shard *sh, cache_index *ix)
         ix->grid[2 * m + 1] = ix->grid[2 * i + 1];
         ix->size[2 * m] = ix->size[2 * i];
         ix->size[2 * m + 1] = ix->size[2 * i + 1];
+        if (ix->resized) memmove(ix->resized + 2 * m, ix->resized + 2 * i, 2 * sizeof *ix->resized);
+        if (ix->box) memmove(ix->box + 4 * m, ix->box + 4 * i, 4 * sizeof *ix->box);
         m++;
     }
     ix->n = m;

@@ -480,6 +480,10 @@ static int load_model(extract_ctx *x)
         x->patch = vit_patch(x->model);
         x->dim = vit_dim(x->model);
         kc_info("%s: %s, %s", o->weights, vit_describe(x->model), vit_forward_kind(x->model));
+        if (x->w.checkpoint_key[0]) /* which state dict of a nested checkpoint: said once */
+            kc_info("%s: the state dict under checkpoint key \"%s\" (%s)", o->weights, x->w.checkpoint_key,
+                    o->ckey ? "--checkpoint-key" : "automatic: the first of teacher, student, model, state_dict "
+                                                   "holding tensors; --checkpoint-key chooses");
         if (o->verbose) kc_info("products: %s", products_describe(x->model));
         const kc_weights *w = &x->w;
         if (w->n_skipped) { /* outside the backbone (a classification or DINO head, optimizer state) */
@@ -510,6 +514,8 @@ static int index_images(extract_ctx *x)
     ix->ids = x->ids;
     ix->grid = kc_malloc((size_t)x->n * 2 * sizeof(int32_t));
     ix->size = kc_malloc((size_t)x->n * 2 * sizeof(int32_t));
+    ix->resized = kc_malloc((size_t)x->n * 2 * sizeof(int32_t));
+    ix->box = kc_malloc((size_t)x->n * 4 * sizeof(int32_t));
     int n_turned = 0, first_turned = -1, turn = 1;
     for (int i = 0; i < x->n; i++) {
         int iw, ih, gh, gw, orientation;
@@ -525,6 +531,14 @@ static int index_images(extract_ctx *x)
         ix->grid[2 * i + 1] = gw;
         ix->size[2 * i] = ih;
         ix->size[2 * i + 1] = iw;
+        /* how the grid maps back (docs/cache-format.md): the network input is the grid times the
+         * patch; the image fills it, but under native16, which pads it below and right */
+        int32_t *rs = ix->resized + 2 * i, *box = ix->box + 4 * i;
+        rs[0] = gh * x->patch;
+        rs[1] = gw * x->patch;
+        box[0] = box[1] = 0;
+        box[2] = policy == POLICY_NATIVE16 ? ih : rs[0];
+        box[3] = policy == POLICY_NATIVE16 ? iw : rs[1];
     }
     if (n_turned)
         kc_warn("%d image%s an EXIF orientation other than 1 (%s%s, orientation %d); keycut, like the reference code, "
@@ -582,7 +596,9 @@ static int finish_cache(extract_ctx *x)
         prov_set(&prov, "weights", o->weights);
         prov_set(&prov, "weights_sha256", x->w.sha256);
         prov_set(&prov, "weights_format", x->w.format);
-        prov_set(&prov, "checkpoint_key", o->ckey ? o->ckey : "(automatic)");
+        /* the key whose state dict was taken (weights_load), "none" for a flat file */
+        prov_set(&prov, "checkpoint_key", x->w.checkpoint_key[0] ? x->w.checkpoint_key : "none");
+        prov_set(&prov, "checkpoint_key_from", o->ckey ? "--checkpoint-key" : "automatic");
         prov_set(&prov, "arch", vit_describe(x->model));
         prov_set(&prov, "forward", vit_forward_kind(x->model));
         prov_setf(&prov, "ln_eps", "%.9g", vit_ln_eps(x->model));
@@ -674,6 +690,8 @@ int extract_run(const extract_opts *opts, int n, const char *const *ids, const c
     free(x.paths);
     free(x.ix.grid);
     free(x.ix.size);
+    free(x.ix.resized);
+    free(x.ix.box);
     if (x.model) vit_free(x.model);
     if (x.use_vit) weights_free(&x.w);
     return 0;

@@ -376,12 +376,16 @@ static int pth_sources(loader *L, const char *checkpoint_key)
             free(keys);
             return -1;
         }
+        snprintf(L->w->checkpoint_key, sizeof L->w->checkpoint_key, "%s", checkpoint_key);
     } else if (dict_holds_tensors(root)) {
         sd = root;
     } else {
         static const char *keys[] = {"teacher", "student", "model", "state_dict"};
         for (size_t k = 0; k < 4 && !sd; k++)
-            if (dict_holds_tensors(dict_get(root, keys[k]))) sd = dict_get(root, keys[k]);
+            if (dict_holds_tensors(dict_get(root, keys[k]))) {
+                sd = dict_get(root, keys[k]);
+                snprintf(L->w->checkpoint_key, sizeof L->w->checkpoint_key, "%s", keys[k]);
+            }
         if (!sd) {
             char *list = dict_keys_text(root);
             kc_fail("%s: no tensors at the top level and none under teacher, student, model or state_dict (keys: %s)", L->path, list);

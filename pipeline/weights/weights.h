@@ -56,6 +56,9 @@ typedef struct kc_weights {
     char *path;
     char sha256[65];       /* of the file's bytes */
     char format[16];       /* "pth" or "safetensors" */
+    char checkpoint_key[64]; /* the key of a nested .pth whose state dict was taken ("teacher",
+                              * "student", "model", "state_dict" or the one asked for); "" when the
+                              * tensors were at the top level, and for safetensors */
     char family[24];       /* "dino", "dinov2", "dinov2-reg", "dinov3", "hf-vit", "hf-dinov2",
                             * "hf-dinov2-reg" or "hf-dinov3" (see above) */
     int hf_names;          /* 1 when the file used Hugging Face names (family "hf-*") */

@@ -159,6 +159,7 @@ cache("cache_no_index.h5", index=False)
 cache("cache_missing_dataset.h5", ids=("a", "b"), keys=None)
 with h5py.File(os.path.join(OUT, "cache_missing_dataset.h5"), "a") as f: del f["features/keys/b"]
 cache("cache_shape_vs_grid.h5", keys=[rng.standard_normal((5, 8)).astype(np.float32)] * 2)
+cache("cache_version3.h5", version="3")  # a version this keycut does not read (it reads 1 and 2)
 okc = open(os.path.join(OUT, "cache_version2.h5"), "rb").read()
 w("cache_truncated.h5", okc[:1500])
 w("cache_text.h5", b"keycut features, honest\n")
