@@ -411,7 +411,7 @@ int prop_run(const prop_run_config *c)
                 R.out);
         goto done;
     }
-    if (kept) kc_info("%d of %d sequence%s were already done (kept)", kept, n_seq, kc_s(n_seq));
+    if (kept) kc_info("%d of %d sequence%s %s already done (kept)", kept, n_seq, kc_s(n_seq), kept == 1 ? "was" : "were");
     char took[32];
     progress_fmt_time(kc_now() - t0, took, sizeof took);
     kc_info("%d sequence%s in %s", n_seq, kc_s(n_seq), took);

@@ -964,7 +964,7 @@ int cache_writer_open_check(cache_writer *w, const char *path, const char *forma
         if (rc == 0) {
             /* drop pieces that were being written when the last run died */
             int have = clear_partial(w, CLEAR_TMP);
-            if (have) kc_info("resuming: %d of %d batches already done in %s", have, n_batches, w->partial);
+            if (have) kc_info("resuming: %d of %d batch%s already done in %s", have, n_batches, n_batches == 1 ? "" : "es", w->partial);
         }
     }
     free(fp_path);

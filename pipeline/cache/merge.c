@@ -381,7 +381,7 @@ static int remove_shards(shard_set *s, const char *out)
     if (rc == 0) {
         if (slash && rmdir(dir) < 0 && errno != ENOTEMPTY && errno != EEXIST)
             kc_warn("%s: cannot remove the folder (%s)", dir, strerror(errno));
-        kc_info("verified %s against its %d shards (count, index, content_hash); removed the shards", out, s->n);
+        kc_info("verified %s against its %d shard%s (count, index, content_hash); removed the shards", out, s->n, kc_s(s->n));
     }
     free(dir);
     return rc;
@@ -404,7 +404,7 @@ static int write_merged(shard_set *s, const char *out, int remove, double t0)
     progress_end(&pr);
     char took[32];
     progress_fmt_time(kc_now() - t0, took, sizeof took);
-    kc_info("wrote %s (%d images from %d shards) in %s", out, p.ix.n, s->n, took);
+    kc_info("wrote %s (%d image%s from %d shard%s) in %s", out, p.ix.n, kc_s(p.ix.n), s->n, kc_s(s->n), took);
     if (remove && remove_shards(s, out) < 0) goto done;
     rc = 0;
 done:
@@ -430,7 +430,7 @@ int merge_shards(const char *out, const char *const *shards, int n_shards, merge
     if (rc == 0 && mode == MERGE_VERIFY) {
         char *why = verify_merged(out, &s);
         if (why) rc = kc_fail("%s", why);
-        else kc_info("verified %s: %d images, the same data as its %d shards", out, s.full_n, s.n);
+        else kc_info("verified %s: %d image%s, the same data as its %d shard%s", out, s.full_n, kc_s(s.full_n), s.n, kc_s(s.n));
         free(why);
     } else if (rc == 0) {
         rc = write_merged(&s, out, mode == MERGE_REMOVE, t0);
