@@ -81,6 +81,6 @@ kc_corloc_products = $(if $(CORLOC_SETS),\
 # (the request was checked at parse time: configs/check-request.sh names what to fix in one line)
 .PHONY: corloc
 corloc: all
-	@echo "corloc: $(words $(NETS)) networks x $(CORLOC_SETS) at $(CORLOC_SETTING)$(if $(CORLOC_RAW), on raw keys (CENTER=0))"
+	@echo "corloc: $(words $(NETS)) network$(if $(filter-out 1,$(words $(NETS))),s) x $(CORLOC_SETS) at $(CORLOC_SETTING)$(if $(CORLOC_RAW), on raw keys (CENTER=0))"
 	@$(MAKE) --no-print-directory $(TABLES)/corloc.csv
 	@cat $(TABLES)/corloc.md
