@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pipeline/kc.h"
@@ -41,6 +44,51 @@ static int worker(const char *path)
     return bad ? 1 : 0;
 }
 
+/* A holder that is slow to write its text: it makes the file and takes its flock, then (descheduled
+ * on a loaded machine, say) writes "keycut-lock 1 ..." only `delay_ms` later.  A take meanwhile must
+ * refuse naming it once the text is there, however late, not "a run that left no details". */
+static void slow_holder(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/slow.h5.lock", dir);
+    int ready[2];
+    CHECK(pipe(ready) == 0, "pipe failed");
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) _exit(2);
+        if (write(ready[1], "x", 1) != 1) _exit(2);
+        struct timespec ts = {0, 700 * 1000 * 1000}; /* beyond the 200 ms a reader used to wait */
+        nanosleep(&ts, NULL);
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        char text[600];
+        int n = snprintf(text, sizeof text, "keycut-lock 1\nprogram kc-slow\nhost %s\npid %ld\nsince 2026-12-03T00:00:00Z\n"
+                         "boot -\nstart 0\n", host, (long)getpid());
+        if (pwrite(fd, text, (size_t)n, 0) != n) _exit(2);
+        ts.tv_nsec = 300 * 1000 * 1000;
+        nanosleep(&ts, NULL);
+        unlink(path);
+        close(fd);
+        _exit(0);
+    }
+    CHECK(pid > 0, "fork failed");
+    if (pid <= 0) return;
+    char c;
+    CHECK(read(ready[0], &c, 1) == 1, "the slow holder did not start");
+    kc_lock *l = NULL;
+    int rc = kc_lock_take(&l, path, "slow.h5");
+    const char *e = kc_error();
+    CHECK(rc != 0 && strstr(e, "(kc-slow, pid ") != NULL,
+          "a take while the holder had not yet written its text: want a refusal naming kc-slow, got rc %d: %s", rc, e);
+    if (rc == 0) kc_lock_release(l);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the slow holder failed");
+    close(ready[0]);
+    close(ready[1]);
+}
+
 int main(void)
 {
     const char *dir = test_tmpdir("lock");
@@ -59,5 +107,6 @@ int main(void)
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "worker %d: a take refused without naming a live holder", w);
     }
     CHECK(access(path, F_OK) != 0, "the lock file %s is left after every run released it", path);
+    slow_holder(dir);
     return test_done();
 }
