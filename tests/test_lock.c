@@ -45,7 +45,7 @@ static int worker(const char *path)
 }
 
 /* A holder that is slow to write its text: it makes the file and takes its flock, then (descheduled
- * on a loaded machine, say) writes "keycut-lock 1 ..." only `delay_ms` later.  A take meanwhile must
+ * on a loaded machine, say) writes "keycut-lock 1 ..." only 700 ms later.  A take meanwhile must
  * refuse naming it once the text is there, however late, not "a run that left no details". */
 static void slow_holder(const char *dir)
 {
@@ -73,7 +73,11 @@ static void slow_holder(const char *dir)
         _exit(0);
     }
     CHECK(pid > 0, "fork failed");
-    if (pid <= 0) return;
+    close(ready[1]); /* so that the read below ends if the holder dies before it is ready */
+    if (pid <= 0) {
+        close(ready[0]);
+        return;
+    }
     char c;
     CHECK(read(ready[0], &c, 1) == 1, "the slow holder did not start");
     kc_lock *l = NULL;
@@ -86,7 +90,6 @@ static void slow_holder(const char *dir)
     waitpid(pid, &st, 0);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the slow holder failed");
     close(ready[0]);
-    close(ready[1]);
 }
 
 int main(void)

@@ -343,7 +343,7 @@ for n in $NETS; do
   dom=$T/logs/gallery-$n-$S.dom
   # IntersectionObserver calls back with a rendered frame, and headless Chromium under load can dump
   # the DOM before its first frame: report.js ran (the status line is set) but no thumbnail came into
-  # view yet (seen once in CI and once here, 0 layers from 0 data files).  Such a page is opened again,
+  # view yet (seen once in `make test` here, 0 layers from 0 data files; very probably stop 35's CI failure).  Such a page is opened again,
   # twice at most; a report.js that never draws a thumbnail fails all three.
   for try in 2 3; do
     grep -q '<canvas [^>]*class="layer"' "$dom" && break
