@@ -342,13 +342,77 @@ static int open_list(kc_dataset *d, int *cap)
     return rc;
 }
 
+/* The layouts of saliency:ROOT (dataset.h): image folder, mask folder, the dataset's name. */
+static const char *const SAL_LAYOUTS[][3] = {
+    {"images", "ground_truth_mask", "ECSSD"},
+    {"DUTS-TE-Image", "DUTS-TE-Mask", "DUTS-TE"},
+    {"DUT-OMRON-image", "pixelwiseGT-new-PNG", "DUT-OMRON"},
+    {"img", "gt", NULL},
+};
+enum { N_SAL_LAYOUTS = sizeof SAL_LAYOUTS / sizeof SAL_LAYOUTS[0] };
+
+static int open_saliency(kc_dataset *d, int *cap)
+{
+    if (!is_dir(d->root)) return kc_fail(kc_exists(d->root) ? "%s: not a folder" : "%s: folder not found", d->root);
+    int found = -1;
+    for (int k = 0; k < N_SAL_LAYOUTS; k++) {
+        char *img = kc_strfmt("%s/%s", d->root, SAL_LAYOUTS[k][0]);
+        int here = is_dir(img);
+        free(img);
+        if (!here) continue;
+        if (found >= 0)
+            return kc_fail("%s: holds two saliency layouts (%s/ and %s/): give the root of one dataset", d->root,
+                           SAL_LAYOUTS[found][0], SAL_LAYOUTS[k][0]);
+        found = k;
+    }
+    if (found < 0)
+        return kc_fail("%s: no saliency layout found (expected images/ + ground_truth_mask/ (ECSSD), DUTS-TE-Image/ + "
+                       "DUTS-TE-Mask/, DUT-OMRON-image/ + pixelwiseGT-new-PNG/, or img/ + gt/)", d->root);
+    char *img_dir = kc_strfmt("%s/%s", d->root, SAL_LAYOUTS[found][0]);
+    d->gt_dir = kc_strfmt("%s/%s", d->root, SAL_LAYOUTS[found][1]);
+    if (!is_dir(d->gt_dir)) {
+        free(img_dir);
+        return kc_fail("%s: ground-truth folder not found (the layout of %s/ has its masks there)", d->gt_dir,
+                       SAL_LAYOUTS[found][0]);
+    }
+    if (SAL_LAYOUTS[found][2]) {
+        d->split = kc_strdup(SAL_LAYOUTS[found][2]);
+    } else { /* TokenCut's img/ + gt/: the dataset is named after its folder */
+        char *r = kc_strdup(d->root);
+        size_t len = strlen(r);
+        while (len > 1 && r[len - 1] == '/') r[--len] = 0;
+        const char *base = strrchr(r, '/');
+        d->split = kc_strdup(base && base[1] ? base + 1 : r);
+        free(r);
+    }
+    char **names;
+    int n;
+    int rc = list_dir_sorted(img_dir, 1, &names, &n);
+    if (rc == 0) {
+        for (int i = 0; i < n; i++) add(d, cap, stem(names[i]), kc_strfmt("%s/%s", img_dir, names[i]));
+        free_lines(names, n);
+    }
+    free(img_dir);
+    return rc;
+}
+
+char *dataset_saliency_gt(const kc_dataset *d, int i)
+{
+    const char *base = strrchr(d->paths[i], '/');
+    char *st = stem(base ? base + 1 : d->paths[i]);
+    char *p = kc_strfmt("%s/%s.png", d->gt_dir ? d->gt_dir : ".", st);
+    free(st);
+    return p;
+}
+
 int dataset_open(kc_dataset *d, const char *spec)
 {
     memset(d, 0, sizeof *d);
     d->spec = kc_strdup(spec);
     const char *colon = strchr(spec, ':');
-    if (!colon || colon - spec > 6)
-        return kc_fail("dataset '%s': expected voc:ROOT:SPLIT, davis:ROOT:SPLIT, coco:ROOT:LIST, dir:DIR or list:FILE", spec);
+    if (!colon || colon - spec > 8)
+        return kc_fail("dataset '%s': expected voc:ROOT:SPLIT, davis:ROOT:SPLIT, coco:ROOT:LIST, dir:DIR, list:FILE or "
+                       "saliency:ROOT", spec);
     snprintf(d->kind, sizeof d->kind, "%.*s", (int)(colon - spec), spec);
     const char *rest = colon + 1;
     int cap = 0, rc;
@@ -361,12 +425,12 @@ int dataset_open(kc_dataset *d, const char *spec)
         d->root[last - rest] = 0;
         d->split = kc_strdup(last + 1);
         rc = !strcmp(d->kind, "voc") ? open_voc(d, &cap) : !strcmp(d->kind, "coco") ? open_coco(d, &cap) : open_davis(d, &cap);
-    } else if (!strcmp(d->kind, "dir") || !strcmp(d->kind, "list")) {
+    } else if (!strcmp(d->kind, "dir") || !strcmp(d->kind, "list") || !strcmp(d->kind, "saliency")) {
         if (!*rest) return kc_fail("dataset '%s': missing path", spec);
         d->root = kc_strdup(rest);
-        rc = !strcmp(d->kind, "dir") ? open_dir(d, &cap) : open_list(d, &cap);
+        rc = !strcmp(d->kind, "dir") ? open_dir(d, &cap) : !strcmp(d->kind, "list") ? open_list(d, &cap) : open_saliency(d, &cap);
     } else {
-        return kc_fail("dataset '%s': unknown kind '%s' (voc, davis, coco, dir or list)", spec, d->kind);
+        return kc_fail("dataset '%s': unknown kind '%s' (voc, davis, coco, dir, list or saliency)", spec, d->kind);
     }
     if (rc < 0) return rc;
     if (d->n == 0) return kc_fail("dataset '%s' has no images", spec);
@@ -384,5 +448,6 @@ void dataset_free(kc_dataset *d)
     free(d->spec);
     free(d->root);
     free(d->split);
+    free(d->gt_dir);
     memset(d, 0, sizeof *d);
 }

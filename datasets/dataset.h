@@ -16,6 +16,16 @@
  *                      without extension
  *   list:FILE          one path per line (relative paths are relative to FILE's folder);
  *                      id = file name without extension, as written (links not resolved)
+ *   saliency:ROOT      a saliency benchmark as its release lays it out, the layout found from
+ *                      ROOT's folders (exactly one must be there):
+ *                        ECSSD      images/<name>.jpg      ground_truth_mask/<stem>.png
+ *                        DUTS-TE    DUTS-TE-Image/<name>.jpg DUTS-TE-Mask/<stem>.png
+ *                        DUT-OMRON  DUT-OMRON-image/<name>.jpg pixelwiseGT-new-PNG/<stem>.png
+ *                        TokenCut's re-packaging  img/<name>.jpg  gt/<stem>.png  (named after ROOT's folder)
+ *                      every .jpg .jpeg .png of the image folder, sorted by file name as bytes
+ *                      (TokenCut's sorted(os.listdir(img_dir))); id = file name without extension;
+ *                      the ground truth of an image is <stem>.png in the mask folder
+ *                      (dataset_saliency_gt; TokenCut replaces '.jpg' by '.png')
  * Two images with the same id are an error naming both; an empty dataset is an error.
  *
  *     kc_dataset d;
@@ -27,9 +37,10 @@
 #define KC_DATASET_H
 typedef struct kc_dataset {
     char *spec;
-    char kind[8];  /* "voc", "davis", "coco", "dir", "list" */
-    char *root;    /* voc/davis root, dir folder, list file */
-    char *split;   /* voc/davis split name or file, coco list file */
+    char kind[12]; /* "voc", "davis", "coco", "dir", "list", "saliency" */
+    char *root;    /* voc/davis/saliency root, dir folder, list file */
+    char *split;   /* voc/davis split name or file, coco list file; saliency: the layout's name */
+    char *gt_dir;  /* saliency: the ground-truth folder */
     int n;
     char **ids;
     char **paths;
@@ -47,6 +58,8 @@ char *dataset_voc_split_file(const char *root, const char *split);
 /* The list: rules, for the --help of the stages that take a dataset. */
 #define DATASET_LIST_RULES "list:FILE: one image path a line, relative to FILE's folder unless absolute;\n"
 #define DATASET_LIST_RULES2 "an image's id is its file name without the extension\n"
+/* saliency: the ground truth of image i, gt_dir/<stem of its file>.png (a new string). */
+char *dataset_saliency_gt(const kc_dataset *d, int i);
 int dataset_davis_sequences(const char *root, const char *split, char ***seqs, int *n_seq);
 /* The lines of a text file (a list or split), blanks trimmed, empty lines and '#' comments
  * skipped; only the first token of each when first_token is set.  A file with a NUL byte is an

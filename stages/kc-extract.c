@@ -14,7 +14,7 @@
 
 static const char usage[] =
     "usage: kc-extract --weights FILE [--checkpoint-key K] [--model vit|color] [--drop-cls]\n"
-    "                  [--heads H] [--ln-eps E] --dataset SPEC [--policy square480|short480|native16]\n"
+    "                  [--heads H] [--ln-eps E] --dataset SPEC [--policy square480|short480|native16|round]\n"
     "                  [--features keys|tokens|attn|keys,tokens,...] [--posembed auto|dino|hf|antialias]\n"
     "                  [--keys post-rope|pre-rope] [--batch N]\n"
     "                  [--patch P] [--shard i/n] [--split auto|images|rows] [--verbose] --out keys.h5\n"
@@ -30,11 +30,12 @@ static const char usage[] =
     "  --heads H             attention heads (default: config.json beside the weights, else dim/64)\n"
     "  --ln-eps E            LayerNorm eps (default: the family's: 1e-6 DINO, timm, DINOv2; 1e-5 DINOv3;\n"
     "                        config.json's for Hugging Face files, else 1e-12 for a HF ViTModel)\n"
-    "  --dataset SPEC        voc:ROOT:SPLIT | davis:ROOT:SPLIT | dir:DIR | list:FILE\n"
+    "  --dataset SPEC        voc:ROOT:SPLIT | davis:ROOT:SPLIT | dir:DIR | list:FILE | saliency:ROOT\n"
     "                        " DATASET_LIST_RULES
     "                        " DATASET_LIST_RULES2
     "  --policy P            square480 (default for voc/dir/list), short480 (default for davis),\n"
-    "                        native16\n"
+    "                        native16, round (default for saliency: each side rounded to the nearest\n"
+    "                        multiple of the patch, Lanczos; TokenCut's saliency protocol)\n"
     "  --features F          keys (default), tokens, attn, or a comma list (keys,attn); attn is the\n"
     "                        last block's class-token attention per head, (heads, patches), as DINO\n"
     "                        reads it (needs a class token: not SelfPatch-like or --drop-cls)\n"
@@ -143,7 +144,7 @@ int main(int argc, char **argv)
     if (policy_s) {
         if (policy_parse(policy_s, &o.policy) < 0) kc_die();
     } else {
-        o.policy = !strcmp(ds.kind, "davis") ? POLICY_SHORT480 : POLICY_SQUARE480;
+        o.policy = !strcmp(ds.kind, "davis") ? POLICY_SHORT480 : !strcmp(ds.kind, "saliency") ? POLICY_ROUND : POLICY_SQUARE480;
     }
     o.dataset_kind = ds.kind;
     if (extract_run(&o, ds.n, (const char *const *)ds.ids, (const char *const *)ds.paths) < 0) kc_die();

@@ -505,18 +505,20 @@ static void test_patch_small(void)
     free(ref);
 }
 
-/* Patch 14 on real photos: square480 is Pillow's Image.resize((490, 490), LANCZOS) byte for byte,
- * short480 OpenCV's resize to the rounded size, native16 the padded image; then the float32 output
- * of policy_prepare (sha256, tol 0).  The first photo's strips give the worst |diff|. */
-static void test_patch14_real(void)
+/* Patch 14 on real photos (real.tsv): square480 is Pillow's Image.resize((490, 490), LANCZOS) byte
+ * for byte, short480 OpenCV's resize to the rounded size, native16 the padded image; then the
+ * float32 output of policy_prepare (sha256, tol 0).  The first photo's strips give the worst |diff|.
+ * real_round.tsv: policy round (TokenCut's saliency resize, Pillow's LANCZOS to each side rounded to
+ * the nearest multiple of the patch) at patches 16, 14 and 8, the same checks without strips. */
+static void test_real_table(const char *file, const char *what, int want_strips, int min_n, int min_px)
 {
     const char *shared = test_shared_data();
     if (!shared) {
-        SKIP("shared data absent: patch-14 policies on real photos not checked");
+        SKIP("shared data absent: %s on real photos not checked", what);
         return;
     }
-    FILE *f = fopen(PDATA "/real.tsv", "r");
-    CHECK(f != NULL, "cannot open " PDATA "/real.tsv (run tests/ref/policy_refs.py)");
+    FILE *f = fopen(file, "r");
+    CHECK(f != NULL, "cannot open %s (run tests/ref/policy_refs.py)", file);
     if (!f) return;
     char name[32], rel[1024], want_px[80], want_f[80];
     int patch, dw, dh, n = 0, exact_px = 0, n_px = 0, exact_f = 0, strips = 0, worst_strip = 0;
@@ -536,7 +538,7 @@ static void test_patch14_real(void)
         CHECK(pw == dw && ph == dh, "%s/%d %s: policy size %dx%d, reference %dx%d", name, patch, rel, pw, ph, dw, dh);
         if (p != POLICY_NATIVE16 && pw == dw && ph == dh) {
             uint8_t *out = kc_malloc((size_t)dw * dh * 3);
-            method_fn(p == POLICY_SQUARE480 ? "lanczos" : "linear")(im.rgb, im.w, im.h, out, dw, dh);
+            method_fn(p == POLICY_SQUARE480 || p == POLICY_ROUND ? "lanczos" : "linear")(im.rgb, im.w, im.h, out, dw, dh);
             char hex[65];
             kc_sha256_buf_hex(out, (size_t)dw * dh * 3, hex);
             int ok = !strcmp(hex, want_px);
@@ -545,7 +547,7 @@ static void test_patch14_real(void)
             CHECK(ok, "%s/%d %s -> %dx%d: resized bytes differ from the reference (sha256)", name, patch, rel, dw, dh);
             char *sp = kc_strfmt(PDATA "/strips_%s.png", name);
             kc_image st;
-            if (n <= 2 && image_load_rgb(sp, &st) == 0) { /* the first photo's two lines */
+            if (want_strips && n <= 2 && image_load_rgb(sp, &st) == 0) { /* the first photo's two lines */
                 const size_t half = (size_t)16 * dw * 3;
                 int w1 = 0, w2 = 0;
                 size_t nd = 0;
@@ -582,10 +584,35 @@ static void test_patch14_real(void)
         free(path);
     }
     fclose(f);
-    printf("patch 14 on real photos: %d of %d resizes byte-exact, %d of %d policy outputs exact; strips max |diff| %d\n",
-           exact_px, n_px, exact_f, n, worst_strip);
-    CHECK(n >= 60 && n_px >= 40, "only %d patch-14 cases (%d resizes)", n, n_px);
-    CHECK(strips == 2 && worst_strip == 0, "strips: %d checked, max |diff| %d (tol 0)", strips, worst_strip);
+    printf("%s on real photos: %d of %d resizes byte-exact, %d of %d policy outputs exact; strips max |diff| %d\n",
+           what, exact_px, n_px, exact_f, n, worst_strip);
+    CHECK(n >= min_n && n_px >= min_px, "only %d %s cases (%d resizes)", n, what, n_px);
+    if (want_strips) CHECK(strips == 2 && worst_strip == 0, "strips: %d checked, max |diff| %d (tol 0)", strips, worst_strip);
+}
+
+static void test_patch14_real(void) { test_real_table(PDATA "/real.tsv", "patch 14", 1, 60, 40); }
+
+/* policy round: sizes by Python's round (a half goes to the even multiple: 500 at patch 8 is 496) */
+static void test_round_real(void)
+{
+    test_real_table(PDATA "/real_round.tsv", "policy round", 0, 75, 75);
+    static const int cases[][5] = {{500, 375, 16, 496, 368}, {500, 375, 8, 496, 376}, {854, 480, 14, 854, 476},
+                                   {902, 480, 16, 896, 480}, {910, 480, 16, 912, 480}, {24, 40, 16, 32, 32},
+                                   {8, 9, 16, 0, 16}, {7, 300, 14, 0, 294}, {21, 300, 14, 28, 294}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int w, h, gh, gw;
+        policy_size(POLICY_ROUND, cases[c][2], cases[c][0], cases[c][1], &w, &h);
+        CHECK(w == cases[c][3] && h == cases[c][4], "round %dx%d patch %d -> %dx%d, expected %dx%d", cases[c][0],
+              cases[c][1], cases[c][2], w, h, cases[c][3], cases[c][4]);
+        policy_grid(POLICY_ROUND, cases[c][2], cases[c][0], cases[c][1], &gh, &gw);
+        CHECK(gw * cases[c][2] == w && gh * cases[c][2] == h, "round grid %dx%d for %dx%d", gw, gh, w, h); /* 0.5 -> 0, 1.5 -> 2 */
+    }
+    /* a side below half a patch rounds to 0: refused */
+    uint8_t px[3 * 8 * 9] = {0};
+    kc_image small = {8, 9, px};
+    float *chw = NULL;
+    int H, W;
+    CHECK(policy_prepare(&small, POLICY_ROUND, 16, &chw, &H, &W) < 0 && chw == NULL, "round: an 8-pixel side at patch 16 must fail");
 }
 
 int main(void)
@@ -593,6 +620,7 @@ int main(void)
     test_policy_table();
     test_patch_small();
     test_patch14_real();
+    test_round_real();
     test_pillow_bilinear();
     test_lanczos_shapes();
     test_small();

@@ -321,7 +321,7 @@ int refine_image(const refine_opts *o, const kc_image *img, kc_policy policy, in
         uint8_t *rgb = img->rgb, *resized = NULL;
         if (policy != POLICY_NATIVE16) { /* the image the features saw, by the policy's resampler */
             resized = kc_malloc(n * 3);
-            if (policy == POLICY_SQUARE480) resize_lanczos_pillow(img->rgb, W, H, resized, pw, ph);
+            if (policy == POLICY_SQUARE480 || policy == POLICY_ROUND) resize_lanczos_pillow(img->rgb, W, H, resized, pw, ph);
             else if (policy == POLICY_SHORT480) resize_bilinear_cv(img->rgb, W, H, resized, pw, ph);
             else resize_bilinear_pillow(img->rgb, W, H, resized, pw, ph);
             rgb = resized;

@@ -527,6 +527,9 @@ static int index_images(extract_ctx *x)
         if (policy == POLICY_NATIVE16 && (iw < x->patch || ih < x->patch))
             return kc_fail("%s: image of %dx%d is smaller than one %d-pixel patch", x->paths[i], iw, ih, x->patch);
         policy_grid(policy, x->patch, iw, ih, &gh, &gw); /* every side a multiple of the patch */
+        if (gh < 1 || gw < 1)
+            return kc_fail("%s: image of %dx%d has a side below half a %d-pixel patch (policy %s rounds it to 0)",
+                           x->paths[i], iw, ih, x->patch, policy_name(policy));
         ix->grid[2 * i] = gh;
         ix->grid[2 * i + 1] = gw;
         ix->size[2 * i] = ih;

@@ -19,6 +19,14 @@ int grid_check(const char *what, kc_policy p, int patch, int w, int h, int grid_
             return kc_fail("%s: grid %dx%d does not fit a %dx%d image under native16 with patch %d "
                            "(expected %dx%d)", what, grid_w, grid_h, w, h, patch, ew, eh);
     }
+    if (p == POLICY_ROUND) {
+        if (patch <= 0) return kc_fail("%s: policy round needs a positive patch size (got %d)", what, patch);
+        int eh, ew;
+        policy_grid(p, patch, w, h, &eh, &ew);
+        if (eh != grid_h || ew != grid_w)
+            return kc_fail("%s: grid %dx%d does not fit a %dx%d image under policy round with patch %d "
+                           "(expected %dx%d)", what, grid_w, grid_h, w, h, patch, ew, eh);
+    }
     return 0;
 }
 

@@ -43,7 +43,8 @@ int policy_parse(const char *name, kc_policy *p)
     else if (!strcmp(name, "native16")) *p = POLICY_NATIVE16;
     else if (!strcmp(name, "square224")) *p = POLICY_SQUARE224;
     else if (!strcmp(name, "square448")) *p = POLICY_SQUARE448;
-    else return kc_fail("unknown resize policy '%s' (expected square480, short480, native16, square224 or square448)", name);
+    else if (!strcmp(name, "round")) *p = POLICY_ROUND;
+    else return kc_fail("unknown resize policy '%s' (expected square480, short480, native16, square224, square448 or round)", name);
     return 0;
 }
 
@@ -55,12 +56,23 @@ const char *policy_name(kc_policy p)
     case POLICY_NATIVE16: return "native16";
     case POLICY_SQUARE224: return "square224";
     case POLICY_SQUARE448: return "square448";
+    case POLICY_ROUND: return "round";
     }
     return "unknown";
 }
 
 /* p ceil(side / p): the side rounded up to a multiple of the patch. */
 static int round_up(int side, int patch) { return (side + patch - 1) / patch * patch; }
+/* p round(side / p) with Python 3's round (TokenCut's int(round(w / patch_size)) * patch_size): a
+ * remainder of exactly half a patch goes to the even quotient.  side / p is a double there; its
+ * exact halves are representable and no other quotient rounds across one, so integers give the
+ * same answer. */
+static int round_nearest(int side, int patch)
+{
+    int q = side / patch, r = side % patch;
+    if (2 * r > patch || (2 * r == patch && (q & 1))) q++;
+    return q * patch;
+}
 
 void policy_describe(kc_policy p, int patch, char *buf, size_t size)
 {
@@ -92,6 +104,10 @@ void policy_describe(kc_policy p, int patch, char *buf, size_t size)
     case POLICY_NATIVE16:
         snprintf(buf, size, "native16: no resize, %s, zero padding after normalisation to a multiple of the patch size",
                  in_std);
+        return;
+    case POLICY_ROUND:
+        snprintf(buf, size, "round: each side rounded to the nearest multiple of patch %d (halves to even), Lanczos "
+                 "(Pillow 9.4), %s", patch, in_std);
         return;
     }
     snprintf(buf, size, "unknown");
@@ -134,6 +150,10 @@ void policy_size(kc_policy p, int patch, int w, int h, int *out_w, int *out_h)
     case POLICY_NATIVE16:
         *out_w = w;
         *out_h = h;
+        return;
+    case POLICY_ROUND:
+        *out_w = round_nearest(w, patch);
+        *out_h = round_nearest(h, patch);
         return;
     }
 }
@@ -467,7 +487,7 @@ int policy_prepare(const kc_image *img, kc_policy p, int patch, float **chw, int
     uint8_t *resized = NULL;
     if (p != POLICY_NATIVE16) {
         resized = kc_malloc((size_t)w * h * 3);
-        if (p == POLICY_SQUARE480) resize_lanczos_pillow(img->rgb, img->w, img->h, resized, w, h);
+        if (p == POLICY_SQUARE480 || p == POLICY_ROUND) resize_lanczos_pillow(img->rgb, img->w, img->h, resized, w, h);
         else if (p == POLICY_SHORT480) resize_bilinear_cv(img->rgb, img->w, img->h, resized, w, h);
         else resize_bilinear_pillow(img->rgb, img->w, img->h, resized, w, h);
         px = resized;

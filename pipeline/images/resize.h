@@ -8,6 +8,9 @@
  * | native16   | none; zero padding bottom/right to p ceil(side / p) | none                | (.229,.224,.225) |
  * | square224  | R x R, R = p ceil(224 / p) (the linear probe)       | Pillow 9.4 bilinear | (.229,.224,.225) |
  * | square448  | R x R, R = p ceil(448 / p) (Leopart's probe)        | Pillow 9.4 bilinear | (.229,.224,.225) |
+ * | round      | each side p round(side / p), Python's round (a half | Pillow 9.4 Lanczos  | (.229,.224,.225) |
+ * |            | goes to the even multiple): TokenCut's saliency     |                     |                  |
+ * |            | code (utils.resize_pil); 500 x 375 -> 496 x 368     |                     |                  |
  *
  * What that gives (W x H image; grid = size / p, native16 ceil(W / p) x ceil(H / p)):
  * | policy     | p = 16                      | p = 14                       | p = 8                        |
@@ -29,6 +32,9 @@
  * is native16's.
  * (square224/448: torchvision's Resize((S, S)) of a PIL image, i.e. Pillow's BILINEAR with its
  * antialias: the triangle filter widened by the scale when reducing.)
+ * round: the grid does not cover the image exactly (368 / 16 = 23 rows for 375 pixels), and its masks
+ * come back to the image as TokenCut's F.interpolate(mode='nearest') does (grid_map.h).  An image
+ * side below half a patch rounds to 0 and is an error.
  * mean (0.485, 0.456, 0.406) always; padding is zero after normalisation.
  *
  *     float *chw; int H, W;
@@ -46,7 +52,8 @@ typedef enum kc_policy {
     POLICY_SHORT480 = 1,
     POLICY_NATIVE16 = 2,
     POLICY_SQUARE224 = 3,
-    POLICY_SQUARE448 = 4
+    POLICY_SQUARE448 = 4,
+    POLICY_ROUND = 5
 } kc_policy;
 
 int policy_parse(const char *name, kc_policy *p); /* error names the bad value */

@@ -19,6 +19,8 @@ Image.resize(BILINEAR); then (x / 255 - mean) / std in float32, (3, H, W), paddi
                           the native16 outputs themselves (for a max-diff report)
   real.tsv                policy patch relpath W H sha256(resized uint8, "-" for native16)
                           sha256(float32 output), patch 14, on real photos of the shared data
+  real_round.tsv          the same for policy round (each side int(round(side / p)) * p, LANCZOS:
+                          TokenCut's saliency resize) at patches 16, 14 and 8
   strips_<policy>.png     the first and last 16 rows of the patch-14 resized bytes of the first
                           real photo (lossless), for max-diff reports
 """
@@ -46,6 +48,8 @@ def size(policy, p, w, h):
     if policy in ("square480", "square224", "square448"):
         s = up(int(policy[6:]), p)
         return s, s
+    if policy == "round":  # TokenCut's utils.resize_pil: Python's round, halves to even
+        return int(round(w / p)) * p, int(round(h / p)) * p
     if policy == "short480":
         s, l = min(w, h), max(w, h)
         lo = int(480 * l / s / 64) * 64
@@ -57,7 +61,7 @@ def size(policy, p, w, h):
 def resized(policy, p, a):
     h, w = a.shape[:2]
     dw, dh = size(policy, p, w, h)
-    if policy == "square480":
+    if policy in ("square480", "round"):
         return np.asarray(Image.fromarray(a).resize((dw, dh), Image.LANCZOS))
     if policy == "short480":
         return cv2.resize(a, (dw, dh), interpolation=cv2.INTER_LINEAR)
@@ -115,6 +119,14 @@ def real():
                 if i == 0 and policy != "native16":
                     strips = np.concatenate([r[:16], r[-16:]], 0)
                     Image.fromarray(strips).save(os.path.join(OUT, "strips_%s.png" % policy), optimize=True)
+    # policy round (TokenCut's saliency resize) at patches 16, 14 and 8
+    with open(os.path.join(OUT, "real_round.tsv"), "w") as tsv:
+        for rel in rels:
+            a = rgb_of(os.path.join(SHARED, rel))
+            for p in (16, 14, 8):
+                r = np.ascontiguousarray(resized("round", p, a))
+                blob = prepared("round", p, r).astype("<f4").tobytes()
+                tsv.write("round\t%d\t%s\t%d\t%d\t%s\t%s\n" % (p, rel, r.shape[1], r.shape[0], sha(r.tobytes()), sha(blob)))
 
 
 if __name__ == "__main__":
