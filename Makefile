@@ -140,6 +140,6 @@ bench: deps deps-ref
 clean:
 	rm -rf $(BUILD)
 
-# (pipeline.mk includes corloc.mk, masks.mk and slurm.mk)
+# (pipeline.mk includes corloc.mk, masks.mk, saliency.mk and slurm.mk)
 -include pipeline.mk
 -include fuzz.mk

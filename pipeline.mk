@@ -29,6 +29,7 @@
 #   $(REPORT_DIR)/index.html (report/ by default; make report-html, also run by make report and make demo)
 #   $(OUT)/corloc/<net>/<dataset>/..., $(TABLES)/corloc.{csv,md,tex}   make corloc (corloc.mk)
 #   $(OUT)/cache/<net>/images-<folder>/..., $(OUT)/masks/<net>/<setting>/{overlays,png,coco.json}   make masks IMAGES=DIR (masks.mk)
+#   $(OUT)/saliency/<net>/<dataset>/..., $(TABLES)/saliency.{csv,md,tex}   make saliency (saliency.mk)
 #   $(OUT)/.recipes/   one recipe stamp per product (below), and the content hashes of the inputs
 #
 # Request stamps (docs/design.md, "The make pipeline").  Every product P has a stamp
@@ -123,6 +124,8 @@ FIG_FRAMES   ?= 4
 -include corloc.mk
 # make masks's variables (IMAGES, MASKS_DIR, MASKS_SCORE), its products (kc_masks_products) and its goal
 -include masks.mk
+# make saliency's variables (ECSSD, DUTS, DUTOMRON), its products (kc_saliency_products) and its goal
+-include saliency.mk
 
 ATTN_SETTING  := attn-mass0.60
 ATTN_NETS     := $(if $(filter attn,$(BASELINES)),$(ATTN_NET))
@@ -142,7 +145,7 @@ kc_seq = $(if $(word $(1),$(2)),$(2),$(if $(word 512,$(2)),$(shell seq 1 $(1)),$
 
 # ---- the request checked before anything runs: one line naming what to fix ---------------------
 # (at parse time, for the goals a user types; `make SUBGOAL` of the goals below is not checked again)
-KC_USER_GOALS := $(filter sweep report davis probe figures report-html tables corloc,$(MAKECMDGOALS))
+KC_USER_GOALS := $(filter sweep report davis probe figures report-html tables corloc saliency,$(MAKECMDGOALS))
 ifneq ($(KC_USER_GOALS),)
 ifneq ($(VOC12),)
 ifeq ($(VOC),)
@@ -158,7 +161,8 @@ KC_CHECK := $(shell GOALS='$(KC_USER_GOALS)' NETS='$(NETS)' NETS_INI='$(NETS_INI
               VOC='$(VOC)' VAL_SPLIT='$(VAL_SPLIT)' PROBE_TRAIN='$(PROBE_TRAIN)' DAVIS='$(DAVIS)' \
               DAVIS_SPLIT='$(DAVIS_SPLIT)' GRID='$(GRID)' SETTING='$(SETTING)' ATTN_NETS='$(ATTN_NETS)' \
               SHARDS='$(SHARDS)' BUILD='$(BUILD)' PROBE='$(PROBE)' TABLES='$(TABLES)' VOC07='$(VOC07)' VOC12='$(VOC12)' \
-              COCO='$(COCO)' COCO20K_LIST='$(COCO20K_LIST)' CORLOC_PUBLISHED='$(CORLOC_PUBLISHED)' configs/check-request.sh 2>&1)
+              COCO='$(COCO)' COCO20K_LIST='$(COCO20K_LIST)' CORLOC_PUBLISHED='$(CORLOC_PUBLISHED)' \
+              ECSSD='$(ECSSD)' DUTS='$(DUTS)' DUTOMRON='$(DUTOMRON)' PUBLISHED='$(PUBLISHED)' configs/check-request.sh 2>&1)
 ifneq ($(KC_CHECK),)
 $(error $(KC_CHECK))
 endif
@@ -443,6 +447,8 @@ endif
 $(if $(KC_DRAW),,$(kc_corloc_products))
 # ---- make masks's products (masks.mk): your own photos to overlays, PNG masks and a COCO JSON ----
 $(if $(KC_DRAW),,$(kc_masks_products))
+# ---- make saliency's products (saliency.mk): ECSSD, DUTS-TE, DUT-OMRON as TokenCut scores them ----
+$(if $(KC_DRAW),,$(kc_saliency_products))
 
 # the stamps whose text changed get their rule (every product's rule is made above this line)
 KC_CHECKED := $(shell awk -v table=$(KC_HASHES) -v tmp=$(KC_HASHES).$$$$ -v plan=$(KC_PLAN_FILE) -f configs/recipe.awk $(KC_PLAN_FILE))
@@ -530,9 +536,9 @@ $(call kc_chain,$(filter sweep report davis probe figures report-html,$(MAKECMDG
 
 # every variable the pipeline reads, with its default and meaning (the `#:` lines above)
 help:
-	@echo "keycut's pipeline: make sweep | report | davis | probe | figures | report-html | tables | demo | corloc | masks"
+	@echo "keycut's pipeline: make sweep | report | davis | probe | figures | report-html | tables | demo | corloc | masks | saliency"
 	@echo "(README.md, \"The thesis pipeline with make\"); the variables, their defaults and meaning:"
-	@sed -n 's/^#: //p' pipeline.mk corloc.mk masks.mk
+	@sed -n 's/^#: //p' pipeline.mk corloc.mk masks.mk saliency.mk
 
 # ---- the demo: generated scenes and video, the whole pipeline, tables/demo.* and overlays ----
 DEMO_DIR  ?= demo

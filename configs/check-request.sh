@@ -2,7 +2,8 @@
 # configs/check-request.sh — the pipeline's request checked before anything runs (pipeline.mk, at
 # parse time, for the goals a user types).  Environment: GOALS and the pipeline's variables (NETS,
 # NETS_INI, OUT, WEIGHTS, VOC, VAL_SPLIT, PROBE_TRAIN, DAVIS, DAVIS_SPLIT, GRID, SETTING, ATTN_NETS,
-# SHARDS, BUILD, PROBE, TABLES; make corloc's VOC07, VOC12, COCO, COCO20K_LIST, CORLOC_PUBLISHED).
+# SHARDS, BUILD, PROBE, TABLES; make corloc's VOC07, VOC12, COCO, COCO20K_LIST, CORLOC_PUBLISHED;
+# make saliency's ECSSD, DUTS, DUTOMRON, PUBLISHED).
 # Prints the first problem as one line naming the variable or file to fix (make stops with it);
 # prints nothing when the request can run.
 set -u
@@ -20,7 +21,7 @@ case ${SHARDS:-1} in ''|*[!0-9]*|0) say "SHARDS=$SHARDS is not a positive number
 [ -f "$NETS_INI" ] || say "NETS_INI=$NETS_INI: no such file"
 [ -n "${NETS// /}" ] || say "NETS is empty: name the networks, sections of $NETS_INI"
 extracts=0
-for g in sweep report davis probe corloc; do has $g && extracts=1; done
+for g in sweep report davis probe corloc saliency; do has $g && extracts=1; done
 # net_weights NAME WEIGHTS INIT: a `weights =` network's file must exist (when the goals extract)
 net_weights() {
   [ $extracts = 1 ] || return 0
@@ -89,9 +90,30 @@ if has corloc; then
   [ -f "${CORLOC_PUBLISHED:-}" ] || say "CORLOC_PUBLISHED=${CORLOC_PUBLISHED:-}: no such file"
 fi
 
+# make saliency: the datasets given (at least one), each root in one of the layouts, the published rows
+if has saliency; then
+  ECSSD=${ECSSD:-} DUTS=${DUTS:-} DUTOMRON=${DUTOMRON:-}
+  [ -n "$ECSSD$DUTS$DUTOMRON" ] || say "set ECSSD=, DUTS= and/or DUTOMRON= to the datasets' roots (see README, Saliency)"
+  for v in ECSSD DUTS DUTOMRON; do
+    root=${!v}
+    [ -n "$root" ] || continue
+    [ -d "$root" ] || say "$v=$root: no such folder"
+    found=
+    for pair in images:ground_truth_mask DUTS-TE-Image:DUTS-TE-Mask DUT-OMRON-image:pixelwiseGT-new-PNG img:gt; do
+      if [ -d "$root/${pair%%:*}" ]; then
+        [ -z "$found" ] || say "$v=$root: holds two saliency layouts (${found%%:*}/ and ${pair%%:*}/)"
+        found=$pair
+      fi
+    done
+    [ -n "$found" ] || say "$v=$root: no saliency layout (images/ + ground_truth_mask/, DUTS-TE-Image/ + DUTS-TE-Mask/, DUT-OMRON-image/ + pixelwiseGT-new-PNG/, or img/ + gt/)"
+    [ -d "$root/${found#*:}" ] || say "$v=$root: no ${found#*:}/ beside ${found%%:*}/ (the ground-truth masks)"
+  done
+  [ -f "${PUBLISHED:-}" ] || say "PUBLISHED=${PUBLISHED:-}: no such file"
+fi
+
 # SETTING: best, or a decoder setting id (the nearest id of GRID named on a typo); make corloc's
 # best is TokenCut's setting
-if [ "$SETTING" != best ] && { has report || has figures || has report-html || has corloc; }; then
+if [ "$SETTING" != best ] && { has report || has figures || has report-html || has corloc || has saliency; }; then
   dec=${BUILD:-build}/kc-decode
   if [ -x "$dec" ]; then
     err=$("$dec" --check-setting "$SETTING" $([ -f "$GRID" ] && echo --grid "$GRID") 2>&1) || say "${err#kc-decode: error: }"

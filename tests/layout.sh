@@ -33,9 +33,10 @@ RULES='
     eval/voc           datasets pipeline
     eval/davis         eval/voc datasets pipeline
     eval/probe         eval/voc datasets pipeline
-    eval/tables        eval/voc eval/davis eval/probe pipeline
-    eval/figures       eval/voc eval/davis eval/probe eval/tables datasets pipeline
-    eval/report        eval/voc eval/davis eval/probe eval/tables eval/figures datasets pipeline
+    eval/saliency      eval/voc decoders/refine datasets pipeline
+    eval/tables        eval/voc eval/davis eval/probe eval/saliency pipeline
+    eval/figures       eval/voc eval/davis eval/probe eval/saliency eval/tables datasets pipeline
+    eval/report        eval/voc eval/davis eval/probe eval/saliency eval/tables eval/figures datasets pipeline
     eval/export        eval/figures datasets pipeline
     stages             datasets decoders eval pipeline
     fuzz               *
