@@ -34,7 +34,9 @@
  * 4i + l (l = 0..3, i < rows / 4), the last rows % 4 rows added to the first, then
  * ((s0 + s1) + s2) + s3.  Measured equal to torch bit for bit for rows 1..300 and up to 6000 at
  * 255 columns, with 1 and 2 threads (the threads' column ranges are cut at multiples of 32 floats,
- * the block size, so the split changes nothing here).
+ * the block size, so the split changes nothing here).  Under AVX512 dispatch
+ * (ATEN_CPU_CAPABILITY=avx512: blocks of 64) torch gives other bits for columns 192..223 (measured);
+ * that is not emulated: Debian's torch 1.13 dispatches to AVX2 even on AVX512 CPUs.
  *
  *     sal_image *im = kc_malloc(n * sizeof *im);
  *     for (int i = 0; i < n; i++)
