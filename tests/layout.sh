@@ -38,7 +38,6 @@ RULES='
     eval/figures       eval/voc eval/davis eval/probe eval/saliency eval/tables datasets pipeline
     eval/report        eval/voc eval/davis eval/probe eval/saliency eval/tables eval/figures datasets pipeline
     eval/export        eval/figures datasets pipeline
-    eval/saliency      pipeline
     stages             datasets decoders eval pipeline
     fuzz               *
     tests              *

@@ -291,9 +291,9 @@ int saliency_run(const saliency_opts *o)
             fmt_num(&csv, sal_image_fbeta(s, sum[m].best_bin));
             kc_buf_printf(&csv, ",%ld,%ld,%ld\n", s->fg, s->pred_fg, s->pixels);
         }
-    kc_buf_printf(&summary, "setting,refine,images,max_fbeta,iou,accuracy,threshold\n");
+    kc_buf_printf(&summary, "setting,refine,dataset,images,max_fbeta,iou,accuracy,threshold\n");
     for (int m = 0; m < 2; m++) {
-        kc_buf_printf(&summary, "%s,%s,%d,", setting, REFINE_NAME[m], n);
+        kc_buf_printf(&summary, "%s,%s,%s,%d,", setting, REFINE_NAME[m], ds.split, n);
         fmt_num(&summary, sum[m].max_fbeta);
         kc_buf_printf(&summary, ",");
         fmt_num(&summary, sum[m].iou);
@@ -318,6 +318,11 @@ int saliency_run(const saliency_opts *o)
     char *cp = kc_strfmt("%s/%s.csv", o->out, setting);
     int wrc = kc_write_file_atomic(cp, csv.s, csv.n);
     free(cp);
+    if (wrc < 0) goto done;
+    char *dp = kc_strfmt("%s/dataset", o->out), *dl = kc_strfmt("%s\n", o->dataset);
+    wrc = kc_write_file_atomic(dp, dl, strlen(dl));
+    free(dp);
+    free(dl);
     if (wrc < 0) goto done;
     summary_path = kc_strfmt("%s/summary.csv", o->out);
     if (score_write_summary(summary_path, &summary, o->out, network, o->dataset, split_hash, 1, o->ledger) < 0)

@@ -27,8 +27,11 @@
  *                           "bs" (the solver's output); fbeta: the image's F-beta at the dataset's
  *                           best threshold; mask_pixels: pixels above 0.5; numbers %.9g, a NaN IoU
  *                           (empty mask and empty ground truth: TokenCut's 0/0) written nan
- *   OUT/summary.csv         setting,refine,images,max_fbeta,iou,accuracy,threshold  (two lines)
+ *   OUT/summary.csv         setting,refine,dataset,images,max_fbeta,iou,accuracy,threshold: two
+ *                           lines (none, bs); dataset: ECSSD, DUTS-TE, DUT-OMRON or the folder's
+ *                           name (img/ + gt/); threshold: the one of the max F-beta
  *   OUT/network             the network's name, when known
+ *   OUT/dataset             the dataset's spec (saliency:ROOT), one line
  *   and a ledger line (split = the dataset spec, split_sha256 = the sha256 of its ids, one a line).
  *   With png_dir: <png_dir>/<id>.png per image, 8-bit palette, value 1 where the decoder's mask
  *   is, + 2 where the solver's output exceeds 0.5 (the results browser's galleries).
