@@ -466,7 +466,7 @@ endif # KC_PIPELINE
 # KC_PLAN=0 (tests' reference runs) skips it.
 KC_PLAN ?= 1
 PLAN = $(if $(filter 0,$(KC_PLAN)),true,$(MAKE) --no-print-directory -n $(1) | SELECT_LIST=$(SELECT_LIST) SELECT_COUNT=$(SELECT_COUNT) TRAIN_LIST=$(TRAIN_LIST) \
-       VAL_LIST=$(VAL_LIST) DAVIS_ROOT=$(DAVIS) DAVIS_SPLIT=$(DAVIS_SPLIT) configs/plan.sh)
+       VAL_LIST=$(VAL_LIST) DAVIS_ROOT=$(DAVIS) DAVIS_SPLIT=$(DAVIS_SPLIT) ECSSD=$(ECSSD) DUTS=$(DUTS) DUTOMRON=$(DUTOMRON) configs/plan.sh)
 # SETTING=best takes the setting with the best mean Jaccard over NETS on the selection split
 # (kc-table --print-best, CHOICE_OPTS), after the sweep; any setting id can be given instead.
 BEST_SETTING = $$($(BUILD)/kc-table --print-best $(dir $(SELECT_SCORES)) $(CHOICE_OPTS))

@@ -3,7 +3,7 @@
 # kc-extract (ViT-S/16 keys at policy round), kc-decode (t0.20-bin-mean-seed-n1) and kc-saliency (the
 # mask to the image, the bilateral solver, metric.py's scores), each with OMP_NUM_THREADS=1, beside
 # the same steps in Python with TokenCut's libraries (tests/ref/saliency_bench.py: PIL, torch,
-# scipy) measured in the same run, on the shared data's real photos laid out as ECSSD (the 20
+# scipy) measured in the same run, on the shared data's real photos laid out as ECSSD (8 of the
 # DAVIS test-dev first frames, 854 to 1301 x 480) by tests/saliency_fixture.sh.  Prints the CPU.
 # Asserts nothing.
 set -u -o pipefail

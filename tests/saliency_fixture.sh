@@ -3,7 +3,7 @@
 # real photos and masks of the shared data (SHARED, ../shared/data) by symbolic links: the files are
 # read in place, never copied.  Prints nothing; exit 1 when SHARED lacks a file.
 #
-#   DEST/ECSSD/       images/<seq>.jpg + ground_truth_mask/<seq>.png: the 20 DAVIS-2017 test-dev first
+#   DEST/ECSSD/       images/<seq>.jpg + ground_truth_mask/<seq>.png: 8 DAVIS-2017 test-dev first
 #                     frames (854, 902, 910 and 1301 pixels wide; 1 to 7 objects, every id foreground)
 #   DEST/DUTS-TE/     DUTS-TE-Image/ + DUTS-TE-Mask/: the 4 VOC photos with a SegmentationObject PNG
 #                     (500 x 338 and 500 x 375; every nonzero value, VOC's boundary 255 too, is foreground)
@@ -20,11 +20,10 @@ mkdir -p "$dest/ECSSD/images" "$dest/ECSSD/ground_truth_mask" "$dest/DUTS-TE/DUT
   "$dest/DUTS-TE/DUTS-TE-Mask" "$dest/DUT-OMRON/DUT-OMRON-image" "$dest/DUT-OMRON/pixelwiseGT-new-PNG" \
   "$dest/tokencut/img" "$dest/tokencut/gt"
 td=$shared/davis_testdev_firstframe
-while read -r seq; do
-  [ -n "$seq" ] || continue
+for seq in bike-trial choreography dolphins inflatable selfie tackle turtle vietnam; do
   link "$td/JPEGImages/480p/$seq/00000.jpg" "$dest/ECSSD/images/$seq.jpg"
   link "$td/Annotations/480p/$seq/00000.png" "$dest/ECSSD/ground_truth_mask/$seq.png"
-done <"$td/ImageSets/2017/test-dev.txt"
+done
 for voc in voc_labelme voc_official; do
   for f in "$shared/$voc"/SegmentationObject/*.png; do
     id=$(basename "$f" .png)

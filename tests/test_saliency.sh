@@ -76,7 +76,7 @@ head -c 4000 "$S/davis/JPEGImages/480p/blackswan/00000.jpg" >"$T/bad3/truncated.
 rm "$T/bad3/DUT-OMRON-image/blackswan-00000.jpg"; cp "$T/bad3/truncated.jpg" "$T/bad3/DUT-OMRON-image/blackswan-00000.jpg"
 expect_fail "a truncated image" "blackswan-00000.jpg" sal --dataset "saliency:$T/bad3"
 unchanged "a truncated image"
-expect_fail "masks of another folder" "masks of 12 images, but saliency:$T/data/ECSSD has 20" sal --dataset "saliency:$T/data/ECSSD"
+expect_fail "masks of another folder" "masks of 12 images, but saliency:$T/data/ECSSD has 8" sal --dataset "saliency:$T/data/ECSSD"
 expect_fail "not a saliency dataset" "kc-saliency scores a saliency:ROOT dataset" sal --dataset "dir:$T/data/ECSSD/images"
 expect_fail "a setting the cache lacks" "no setting 't0.10-bin-mean-seed-n1'" sal --dataset "saliency:$T/data/DUT-OMRON" --setting t0.10-bin-mean-seed-n1
 "$B/kc-extract" --model color --dataset "voc:$S/voc_labelme:val" --out "$T/voc-keys.h5" >/dev/null 2>&1 &&
