@@ -18,7 +18,8 @@
  * --setting); --davis DIR its DAVIS results folder (global_results-val.csv, J&F-Mean).  A network
  * whose nets.ini section has `run` and `epoch` is a point of that run's curve; any other is a
  * baseline.  --published: an INI with one section per reference line (label, metric =
- * voc_jaccard|voc_corloc|davis_jf, value in percent, source).
+ * voc_jaccard|voc_corloc|davis_jf|probe_miou, value in percent, source); its saliency_* sections
+ * (kc-table --saliency's published rows) are skipped.
  * voc-grid: rows = the ids (or the first N of the split, default 4), columns = the ground truth
  * (SegmentationObject) and each network's masks at --setting, drawn as kc-show draws them.
  * davis-grid: rows = N frames of the sequence evenly spaced (default 4), columns = the ground-truth

@@ -3,6 +3,14 @@
  *   kc-table SCORE_DIRS... --out DIR [--name NAME] [--setting ID] [--davis NET=DIR]... [--ledger FILE]
  *            [--only sweep|report] [--baseline NET]... [--refine none|crf|bs]
  *            [--voc ROOT] [--val-split NAME] [--davis-root ROOT] [--davis-split NAME] [--select-list FILE]
+ *   kc-table --saliency SCORE_DIRS... --out DIR [--name NAME] [--published FILE] [--baseline NET]... [--ledger FILE]
+ *
+ * --saliency: each SCORE_DIR is kc-saliency's folder of one network on one dataset; writes
+ * DIR/NAME.{csv,md,tex} (NAME default "saliency"), TokenCut's README table: rows <net> and
+ * <net> + BS per network in the order given, per dataset (ECSSD, DUTS-TE, DUT-OMRON, then others)
+ * maxFβ, IoU and Acc, and the saliency_* sections of --published FILE (configs/published.ini) as
+ * published rows.  The work is eval/tables/saliency_table.h's.  The rest of this comment is the
+ * VOC / DAVIS tables'.
  *
  * Each SCORE_DIR is one network's kc-score output; the network's name is the first line of
  * SCORE_DIR/network when present, else the folder's name.  From every SCORE_DIR/summary.csv:
@@ -50,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/tables/saliency_table.h"
 #include "eval/tables/table_about.h"
 #include "eval/tables/thesis_tables.h"
 #include "pipeline/kc.h"
@@ -60,6 +69,8 @@ static const char usage[] =
     "                [--ledger FILE] [--only sweep|report] [--baseline NET]... [--refine none|crf|bs]\n"
     "                [--voc ROOT] [--val-split NAME] [--davis-root ROOT] [--davis-split NAME] [--select-list FILE]\n"
     "       kc-table SCORE_DIRS... --print-best [--baseline NET]...\n"
+    "       kc-table --saliency SCORE_DIRS... --out DIR [--name NAME] [--published FILE] [--baseline NET]...\n"
+    "                [--ledger FILE]\n"
     "\n"
     "Builds the sweep table (one row per setting, one column pair per network, best in bold)\n"
     "and the report table (one row per network at the chosen setting, with DAVIS J&F when\n"
@@ -69,6 +80,10 @@ static const char usage[] =
     "selection rule) and writes nothing.\n"
     "--refine crf|bs: the VOC scores are of kc-refine's pixel masks; the column titles say which.\n"
     "--probe NET=DIR: the report gains the column \"Probe mIoU\" (kc-probe eval's DIR/summary.csv).\n"
+    "--saliency: the score folders are kc-saliency's (one network on one dataset each); writes\n"
+    "DIR/NAME.{csv,md,tex} (NAME default saliency) as TokenCut's README table: per network the rows\n"
+    "<net> and <net> + BS (bilateral solver), per dataset (ECSSD, DUTS-TE, DUT-OMRON, others) maxFβ,\n"
+    "IoU and Acc; --published FILE adds its saliency_* sections (configs/published.ini) as rows.\n"
     "--baseline NET: network NET is a baseline: listed after the networks under a rule and\n"
     "labelled, left out of the setting choice; one with a single setting is reported at it.\n"
     "DAVIS columns are read at full precision from global_results-<split>.json beside the CSV.\n"
@@ -118,15 +133,15 @@ int main(int argc, char **argv)
 {
     kc_set_prog("kc-table");
     kc_set_cmdline(argc, argv);
-    const char *out = NULL, *name = "report", *setting = NULL, *ledger = "ledger.tsv", *only = NULL, *refine = "none";
+    const char *out = NULL, *name = NULL, *published = NULL, *setting = NULL, *ledger = "ledger.tsv", *only = NULL, *refine = "none";
     const char *voc_root = NULL, *val_split = NULL, *davis_root = NULL, *davis_split = NULL, *select_list = NULL;
     char **dirs = kc_calloc((size_t)argc, sizeof *dirs);
     value_list davis = {kc_calloc((size_t)argc, sizeof(char *)), 0};
     value_list probe = {kc_calloc((size_t)argc, sizeof(char *)), 0};
     value_list baselines = {kc_calloc((size_t)argc, sizeof(char *)), 0};
-    int n_dirs = 0, print_best = 0;
+    int n_dirs = 0, print_best = 0, saliency = 0;
     const opts_option options[] = {
-        {"--print-best", .flag = &print_best}, {"--out", .value = &out}, {"--name", .value = &name},
+        {"--print-best", .flag = &print_best}, {"--saliency", .flag = &saliency}, {"--published", .value = &published}, {"--out", .value = &out}, {"--name", .value = &name},
         {"--setting", .value = &setting}, {"--ledger", .value = &ledger}, {"--voc", .value = &voc_root},
         {"--val-split", .value = &val_split}, {"--davis-root", .value = &davis_root},
         {"--select-list", .value = &select_list},
@@ -139,6 +154,25 @@ int main(int argc, char **argv)
     int rc = opts_parse(&cli, argc, argv);
     if (rc < 0) kc_die();
     if (rc != OPTS_OK) exit(opts_usage(&cli, rc));
+    if (!name) name = saliency ? "saliency" : "report";
+    if (saliency) {
+        const char *vocish = print_best ? "--print-best" : setting ? "--setting" : only ? "--only" : davis.n ? "--davis"
+                             : probe.n ? "--probe" : strcmp(refine, "none") ? "--refine" : voc_root ? "--voc"
+                             : val_split ? "--val-split" : davis_root ? "--davis-root" : davis_split ? "--davis-split"
+                             : select_list ? "--select-list" : NULL;
+        if (vocish) kc_die_msg("--saliency does not take %s (see --help)", vocish);
+        if (!out || n_dirs == 0) kc_die_msg("need score folders and --out DIR (see --help)");
+        if (!*name || strpbrk(name, "/ \t")) kc_die_msg("--name: bad value '%s'", name);
+        saliency_table_opts so = {.out = out, .name = name, .published = published, .ledger = ledger, .dirs = dirs,
+                                  .n_dirs = n_dirs, .baselines = baselines.items, .n_baselines = baselines.n};
+        if (saliency_table_run(&so) < 0) kc_die();
+        free(dirs);
+        free(davis.items);
+        free(probe.items);
+        free(baselines.items);
+        return 0;
+    }
+    if (published) kc_die_msg("--published is for --saliency tables");
     if (print_best) {
         if (setting) kc_die_msg("--print-best chooses the setting: do not pass --setting");
         only = "report";

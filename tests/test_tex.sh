@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every .tex fragment keycut writes compiles with pdflatex inside a minimal document: kc-table's
-# booktabs tables (sweep and report, with DAVIS columns) and its macros, and kc-plot's pgfplots
-# figures (the sweep per network and combined, the checkpoint curves with published lines) and a
-# picture grid.  Skipped where pdflatex is absent (deps-tex.txt: texlive-latex-recommended,
+# booktabs tables (sweep and report, with DAVIS columns; the saliency table) and its macros, and
+# kc-plot's pgfplots figures (the sweep per network and combined, the checkpoint curves with
+# published lines) and a picture grid.  Skipped where pdflatex is absent (deps-tex.txt: texlive-latex-recommended,
 # texlive-pictures).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 d=$(tmpdir tex); d=$(cd "$d" && pwd)
@@ -31,6 +31,14 @@ step "kc-table sweep" "$BUILD/kc-table" $(for n in "${NETS[@]}"; do echo "$d/w/s
 # what the tables are of: a comment line atop each .tex, macros escaped (paths with LaTeX specials)
 step "kc-table report" "$BUILD/kc-table" "${val[@]}" --out "$d/tables" --name report --only report "${dav[@]}" --ledger "$d/none.tsv" \
   --voc '/data/VOC_2012 & co' --val-split val --davis-root '/data/DAVIS#1~x%' --davis-split val
+# the saliency table (kc-table --saliency): max$F_\beta$ column titles, baseline and Published blocks
+for n in dino rand; do
+  mkdir -p "$d/sal/$n"
+  printf '%s\n' setting,refine,dataset,images,max_fbeta,iou,accuracy,threshold \
+    t0.20-bin-mean-seed-n1,none,ECSSD,3,0.5,0.25,0.75,0 t0.20-bin-mean-seed-n1,bs,ECSSD,3,0.625,nan,0.875,0.5 >"$d/sal/$n/summary.csv"
+done
+step "kc-table --saliency" "$BUILD/kc-table" --saliency "$d/sal/dino" "$d/sal/rand" --baseline rand --published configs/published.ini \
+  --out "$d/tables" --ledger "$d/none.tsv"
 
 fragments=("$d"/tables/*.tex "$d"/figs/*.tex)
 {

@@ -105,7 +105,7 @@ static int curve_davis_probe(const curve_figure_opts *o, fig_curves *f)
     return 0;
 }
 
-/* The reference lines of published.ini (pub, loaded). */
+/* The reference lines of published.ini (pub, loaded); its saliency_* sections are skipped. */
 static int curve_published(const char *published, const ini_file *pub, fig_curves *f)
 {
     char **secs = NULL;
@@ -126,6 +126,7 @@ static int curve_published(const char *published, const ini_file *pub, fig_curve
             rc = kc_fail("%s: [%s] needs label, metric and value", published, secs[k]);
             break;
         }
+        if (!strncmp(met->value, "saliency_", 9)) continue; /* a row of kc-table --saliency, not a line here */
         fig_reference *r = &f->refs[f->n_refs++];
         r->label = lab->value;
         r->metric = -1;

@@ -6,7 +6,8 @@
  * folder (summary.csv, mIoU).  A network whose nets.ini section has `run` and `epoch` is a point
  * of that run's curve; any other is a baseline line.  published: an INI with one section per
  * reference line (label, metric = voc_jaccard|voc_corloc|davis_jf|probe_miou, value in percent,
- * source).  Writes OUT/NAME.{pdf,svg,png,tex,csv} (eval/figures/figures.h, fig_curves_write).
+ * source); sections whose metric starts with saliency_ (the saliency table's published rows,
+ * eval/tables/saliency_table.h) are skipped, not drawn.  Writes OUT/NAME.{pdf,svg,png,tex,csv} (eval/figures/figures.h, fig_curves_write).
  *
  *     fig_input voc[1] = {{"dino", "work/scores/dino/val-t0.15-bin-mean-corners-n3"}};
  *     curve_figure_opts o = {.out = "figures", .name = "curves", .nets_ini = "configs/nets.ini",

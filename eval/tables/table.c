@@ -22,6 +22,7 @@ void table_init(kc_table *t, const char *corner_key, const char *corner_label, i
     t->bold_best = kc_calloc((size_t)n_cols + 1, sizeof(int));
     t->row_names = kc_calloc((size_t)n_rows + 1, sizeof(char *));
     t->baseline = kc_calloc((size_t)n_rows + 1, sizeof(int));
+    t->published = kc_calloc((size_t)n_rows + 1, sizeof(int));
     t->vals = kc_malloc(((size_t)n_rows * n_cols + 1) * sizeof(double));
     for (size_t i = 0; i < (size_t)n_rows * n_cols; i++) t->vals[i] = NAN;
     t->scale = 100;
@@ -57,9 +58,12 @@ void table_free(kc_table *t)
         free(t->col_keys[c]);
         free(t->col_labels[c]);
         if (t->groups) free(t->groups[c]);
+        if (t->latex_labels) free(t->latex_labels[c]);
     }
     for (int r = 0; r < t->n_rows; r++) free(t->row_names[r]);
     free(t->groups);
+    free(t->latex_labels);
+    free(t->published);
     free(t->col_keys);
     free(t->col_labels);
     free(t->bold_best);
@@ -84,19 +88,27 @@ static void csv_field(kc_buf *b, const char *s)
     kc_buf_printf(b, "\"");
 }
 
-/* Row r of the output order: the other rows first, then the baselines, each in their given order. */
+/* A row's kind: 0 a contender, 1 a baseline, 2 a published row (the order of the output). */
+static int row_kind(const kc_table *t, int r)
+{
+    return t->published[r] ? 2 : t->baseline[r] ? 1 : 0;
+}
+
+/* Row r of the output order: the other rows first, then the baselines, then the published rows,
+ * each in their given order. */
 static int row_at(const kc_table *t, int k)
 {
-    for (int pass = 0; pass < 2; pass++)
+    for (int pass = 0; pass < 3; pass++)
         for (int r = 0; r < t->n_rows; r++)
-            if (!!t->baseline[r] == pass && k-- == 0) return r;
+            if (row_kind(t, r) == pass && k-- == 0) return r;
     return k; /* not reached */
 }
 
-static int n_baseline(const kc_table *t)
+/* The rows of kind `kind`. */
+static int n_kind(const kc_table *t, int kind)
 {
     int n = 0;
-    for (int r = 0; r < t->n_rows; r++) n += !!t->baseline[r];
+    for (int r = 0; r < t->n_rows; r++) n += row_kind(t, r) == kind;
     return n;
 }
 
@@ -115,7 +127,7 @@ static void csv_number(kc_buf *b, double v)
 char *table_csv(const kc_table *t)
 {
     kc_buf b = {0};
-    int nb = n_baseline(t);
+    int nb = t->n_rows - n_kind(t, 0); /* reference rows: a `kind` column */
     csv_field(&b, t->corner_key);
     for (int c = 0; c < t->n_cols; c++) {
         kc_buf_printf(&b, ",");
@@ -130,32 +142,32 @@ char *table_csv(const kc_table *t)
             if (isnan(v)) kc_buf_printf(&b, ",");
             else csv_number(&b, v);
         }
-        if (nb) kc_buf_printf(&b, t->baseline[r] ? ",baseline" : ",network");
+        if (nb) kc_buf_printf(&b, row_kind(t, r) == 2 ? ",published" : row_kind(t, r) ? ",baseline" : ",network");
         kc_buf_printf(&b, "\n");
     }
     return b.s;
 }
 
-/* Largest raw value of column c over the non-baseline rows, else over all rows (NaN when the
- * column is empty). */
+/* Largest raw value of column c over the contenders (neither baseline nor published), else over
+ * all rows (NaN when the column is empty). */
 static double col_best(const kc_table *t, int c)
 {
     double best = NAN;
     for (int pass = 0; pass < 2 && isnan(best); pass++)
         for (int r = 0; r < t->n_rows; r++) {
             double v = t->vals[(size_t)r * t->n_cols + c];
-            if ((pass || !t->baseline[r]) && !isnan(v) && (isnan(best) || v > best)) best = v;
+            if ((pass || !row_kind(t, r)) && !isnan(v) && (isnan(best) || v > best)) best = v;
         }
     return best;
 }
 
-/* Bold for row r in column c: the column's best, and r is not a baseline unless the best is. */
+/* Bold for row r in column c: the column's best, and r is a contender unless no contender has a value. */
 static int is_bold(const kc_table *t, int r, int c, double best)
 {
     if (!t->bold_best[c] || t->vals[(size_t)r * t->n_cols + c] != best) return 0;
-    if (!t->baseline[r]) return 1;
+    if (!row_kind(t, r)) return 1;
     for (int q = 0; q < t->n_rows; q++)
-        if (!t->baseline[q] && !isnan(t->vals[(size_t)q * t->n_cols + c])) return 0;
+        if (!row_kind(t, q) && !isnan(t->vals[(size_t)q * t->n_cols + c])) return 0;
     return 1;
 }
 
@@ -189,7 +201,10 @@ char *table_markdown(const kc_table *t)
         int r = row_at(t, k);
         kc_buf_printf(&b, "| ");
         md_text(&b, t->row_names[r]);
-        if (t->baseline[r]) kc_buf_printf(&b, " (baseline)");
+        if (row_kind(t, r) == 1) kc_buf_printf(&b, " (baseline)");
+        size_t len = strlen(t->row_names[r]);
+        if (row_kind(t, r) == 2 && (len < 11 || strcmp(t->row_names[r] + len - 11, "(published)")))
+            kc_buf_printf(&b, " (published)");
         for (int c = 0; c < t->n_cols; c++) {
             double v = t->vals[(size_t)r * t->n_cols + c];
             if (isnan(v)) kc_buf_printf(&b, " | –");
@@ -243,14 +258,16 @@ char *table_latex(const kc_table *t)
     table_latex_escape(&b, t->corner_label);
     for (int c = 0; c < t->n_cols; c++) {
         kc_buf_printf(&b, " & ");
-        table_latex_escape(&b, t->col_labels[c]);
+        if (t->latex_labels && t->latex_labels[c]) kc_buf_printf(&b, "%s", t->latex_labels[c]);
+        else table_latex_escape(&b, t->col_labels[c]);
     }
     kc_buf_printf(&b, " \\\\\n\\midrule\n");
-    int nb = n_baseline(t);
+    static const char *const heading[3] = {NULL, "Baselines", "Published"};
     for (int k = 0; k < t->n_rows; k++) {
-        int r = row_at(t, k);
-        if (nb && k == t->n_rows - nb) /* the first baseline row */
-            kc_buf_printf(&b, "%s\\multicolumn{%d}{l}{\\textit{Baselines}} \\\\\n", k ? "\\midrule\n" : "", t->n_cols + 1);
+        int r = row_at(t, k), kind = row_kind(t, r);
+        if (kind && (k == 0 || row_kind(t, row_at(t, k - 1)) != kind)) /* the first baseline / published row */
+            kc_buf_printf(&b, "%s\\multicolumn{%d}{l}{\\textit{%s}} \\\\\n", k ? "\\midrule\n" : "", t->n_cols + 1,
+                          heading[kind]);
         table_latex_escape(&b, t->row_names[r]);
         for (int c = 0; c < t->n_cols; c++) {
             double v = t->vals[(size_t)r * t->n_cols + c];

@@ -20,6 +20,15 @@
  * italic "Baselines" line (no extra rule when every row is a baseline).  Bold marks the best of
  * the other rows only (of all rows when a column has values only in baseline rows).
  *
+ * Published rows (published[r] = 1: numbers printed in a paper, e.g. TokenCut's README table) are
+ * reference points too, listed last (after the baselines): the CSV's `kind` is `published`;
+ * Markdown appends " (published)" unless the name already ends with "(published)"; LaTeX puts them
+ * under a \midrule and an italic "Published" line.  Bold skips them as it skips baselines (a
+ * column with values only in reference rows: the best of all rows).
+ *
+ * latex_labels (optional, (n_cols)): a column's LaTeX label as raw LaTeX (not escaped; NULL entry:
+ * the escaped display label), for labels with mathematics such as max$F_\beta$.
+ *
  * A note (table_note: what the table is of, e.g. the setting, splits and networks) is one plain line:
  * Markdown has it above the table (then an empty line), LaTeX as a comment line at the top (so that
  * \input still works); the CSV stays the table alone.  Line breaks in it become spaces.
@@ -46,6 +55,8 @@ typedef struct kc_table {
     char **groups;                   /* optional (n_cols): a group header above the labels (LaTeX and
                                         Markdown join "group label"); NULL = none */
     int *baseline;                   /* (n_rows): 1 = a baseline row (see above); 0 after table_init */
+    int *published;                  /* (n_rows): 1 = a published row (see above); 0 after table_init */
+    char **latex_labels;             /* optional (n_cols): raw LaTeX column labels; NULL = escaped labels */
     char *note;                      /* optional: one line about the table (see above); NULL = none */
 } kc_table;
 
