@@ -61,7 +61,8 @@ compare_with() {   # compare_with NAME CLEAN_DIR LOG CLEAN_LOG
     [ -f "$T/inc/$f" ] && cmp -s <(sed "s|$c|DIR|g" "$c/$f") <(sed "s|$T/inc|DIR|g" "$T/inc/$f") \
       || { diffs=$((diffs + 1)); echo "step $name: $f differs from the clean run's" >&2; }
   done
-  [ "$(products "$c")" = "$(products "$T/inc")" ] || { diffs=$((diffs + 1)); echo "step $name: other files than the clean run's: $(diff <(products "$c") <(products "$T/inc") | head -n 4 | tr '\n' ' ')" >&2; }
+  # (OUT keeps the products of earlier requests, as caches to come back to; the tables are the request's only)
+  [ "$(cd "$c" && ls tables)" = "$(cd "$T/inc" && ls tables)" ] || { diffs=$((diffs + 1)); echo "step $name: other table files" >&2; }
   [ "$(printed "$log" "$T/inc")" = "$(printed "$clog" "$c")" ] && [ -n "$(printed "$log" "$T/inc")" ] \
     || { diffs=$((diffs + 1)); echo "step $name: printed another table than the clean run" >&2; }
   [ "$diffs" = 0 ] && ok || bad "step $name: $diffs outputs differ from a clean run of the same request"

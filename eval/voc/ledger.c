@@ -168,7 +168,7 @@ int ledger_print(const char *path)
     char **sp, **sh;
     int *runs, n_sp;
     ledger_count(es, ne, &sp, &sh, &runs, &n_sp);
-    printf("ledger %s: %d kc-score runs opened labels\n", path, ne);
+    printf("ledger %s: %d scoring runs opened labels (kc-score, kc-probe eval, kc-saliency)\n", path, ne);
     for (int k = 0; k < n_sp; k++) {
         printf("  %-40s sha256 %.12s  opened %d time%s\n", sp[k], sh[k], runs[k], runs[k] == 1 ? "" : "s");
         free(sp[k]);

@@ -1,4 +1,5 @@
-/* eval/voc/ledger.h — the ledger: one line per kc-score run that opened labels.
+/* eval/voc/ledger.h — the ledger: one line per scoring run that opened labels (kc-score, kc-probe eval,
+ * kc-saliency).
  *
  * A tab-separated text file (default ./ledger.tsv).  A new ledger starts with the header line
  *     #keycut-ledger 1<TAB>time<TAB>split<TAB>split_sha256<TAB>networks<TAB>settings<TAB>summary_sha256
