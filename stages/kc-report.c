@@ -1,12 +1,13 @@
 /* stages/kc-report.c — the results browser: one static HTML folder per run (issue 24).
  *
  *   kc-report --out DIR [--table FILE.csv]... [--figures DIR] [--scores NET=DIR]... [--masks NET=FILE]...
- *             [--images DATASET] [--voc ROOT] [--davis NET=DIR]... [--davis-root ROOT]
+ *             [--images DATASET] [--voc ROOT] [--davis NET=DIR]... [--davis-root ROOT] [--saliency NET=DIR]...
  *             [--setting ID] [--refine none|crf|bs] [--val-split NAME] [--davis-split NAME]
  *
  * Reads what the pipeline already wrote (kc-table's CSVs, kc-plot's figures, kc-score's per-image
  * CSVs, the masks caches, kc-propagate / kc-davis results) and writes DIR/: index.html, one gallery
- * page per network and setting, one page per image, davis.html, and the pictures they show, each
+ * page per network and setting, one page per image, davis.html, one saliency gallery per dataset of
+ * the --saliency folders (kc-saliency's; eval/report/report_saliency.h), and the pictures they show, each
  * redrawn only when its inputs changed; files an earlier run wrote that this one does not (another
  * setting, fewer networks, no DAVIS) are removed, so that DIR holds what a run into an empty folder
  * would (eval/report/report_files.h).  Near the top, index.html says in one line what the results
@@ -28,12 +29,13 @@
 static const char usage[] =
     "usage: kc-report --out DIR [--table FILE.csv]... [--figures DIR] [--scores NET=DIR]...\n"
     "                 [--masks NET=FILE]... [--images DATASET] [--voc ROOT]\n"
-    "                 [--davis NET=DIR]... [--davis-root ROOT] [--title TEXT]\n"
+    "                 [--davis NET=DIR]... [--davis-root ROOT] [--saliency NET=DIR]... [--title TEXT]\n"
     "                 [--setting ID] [--refine none|crf|bs] [--val-split NAME] [--davis-split NAME]\n"
     "\n"
     "Writes a static HTML results browser into DIR (DIR/index.html): the tables, the figures, one\n"
     "gallery per network and scored setting (every image with its Jaccard and CorLoc, worst first,\n"
-    "each thumbnail the ground truth beside the mask), one page per image, and DAVIS per sequence.\n"
+    "each thumbnail the ground truth beside the mask), one page per image, DAVIS per sequence, and\n"
+    "one saliency gallery per dataset of the --saliency folders (every network's masks and scores).\n"
     "Opens from the file system in any browser; no server, no network.  Pictures are redrawn only\n"
     "when their inputs changed.  At the end, the files an earlier run wrote into DIR (listed in\n"
     "DIR/.keycut-report-files) that this one did not are removed, and no others: DIR then holds\n"
@@ -51,6 +53,9 @@ static const char usage[] =
     "  --voc ROOT         ground truth ROOT/SegmentationObject/<id>.png (default: ROOT of voc:ROOT:SPLIT)\n"
     "  --davis NET=DIR    kc-propagate / kc-davis results of NET; repeatable\n"
     "  --davis-root ROOT  DAVIS frames and annotations (for the DAVIS strips)\n"
+    "  --saliency NET=DIR a kc-saliency folder of NET (summary.csv, <setting>.csv, dataset, png/ of\n"
+    "                     kc-saliency --png): a gallery per dataset its summary.csv names (ECSSD,\n"
+    "                     DUTS-TE, DUT-OMRON, then others), every network on it; repeatable\n"
     "  --setting ID       the report's setting, named on index.html (as kc-table --setting)\n"
     "  --refine none|crf|bs  the pixel refinement the VOC scores are of, named on index.html\n"
     "  --val-split NAME   the VOC val split named on index.html (default: SPLIT of voc:ROOT:SPLIT)\n"
@@ -73,7 +78,7 @@ static const char usage[] =
 
 /* ---- options ------------------------------------------------------------------------------- */
 
-/* The NET=PATH inputs of one option (--scores, --masks, --davis), in the order given. */
+/* The NET=PATH inputs of one option (--scores, --masks, --davis, --saliency), in the order given. */
 typedef struct named_list {
     report_named **items;
     int *n;
@@ -129,11 +134,13 @@ int main(int argc, char **argv)
     R.thumb_h = 96;
     R.quality = 30;
     R.strip = 8;
-    named_list scores = {&R.scores, &R.n_scores}, masks = {&R.masks, &R.n_masks}, davis = {&R.davis, &R.n_davis};
+    named_list scores = {&R.scores, &R.n_scores}, masks = {&R.masks, &R.n_masks}, davis = {&R.davis, &R.n_davis},
+               saliency = {&R.saliency, &R.n_saliency};
     const opts_option options[] = {
         {"--out", .value = &R.out}, {"--title", .value = &R.title}, {"--table", .read = read_table, .target = &R},
         {"--figures", .value = &R.figures}, {"--scores", .read = read_named, .target = &scores},
         {"--masks", .read = read_named, .target = &masks}, {"--davis", .read = read_named, .target = &davis},
+        {"--saliency", .read = read_named, .target = &saliency},
         {"--images", .value = &R.images_spec}, {"--voc", .value = &R.voc_root},
         {"--davis-root", .value = &R.davis_root}, {"--setting", .value = &R.setting},
         {"--val-split", .value = &R.val_split}, {"--refine", .read = table_read_refine, .target = &R.refine},
@@ -147,12 +154,13 @@ int main(int argc, char **argv)
     if (rc < 0) kc_die();
     if (rc != OPTS_OK) exit(opts_usage(&cli, rc));
     if (!R.out) kc_die_msg("--out is required (see --help)");
-    if (!R.n_tables && !R.n_scores && !R.n_davis && !R.figures)
-        kc_die_msg("nothing to report: give --table, --scores, --davis or --figures (see --help)");
+    if (!R.n_tables && !R.n_scores && !R.n_davis && !R.n_saliency && !R.figures)
+        kc_die_msg("nothing to report: give --table, --scores, --davis, --saliency or --figures (see --help)");
     if (report_run(&R) < 0) kc_die();
     free_named(R.tables, R.n_tables);
     free_named(R.scores, R.n_scores);
     free_named(R.masks, R.n_masks);
     free_named(R.davis, R.n_davis);
+    free_named(R.saliency, R.n_saliency);
     return 0;
 }

@@ -66,9 +66,10 @@ done
 # first (so that no long one is left alone at the end: CPU seconds of each in `make test` on the
 # 2-core test machine, walk 310, storage 130, parity_real 105, pipeline 80, determinism 65,
 # vit_full 60, saliency 45, dino23_full 60, probe 45, saliency_make 45, corloc_make 40, kill 40, bad 35,
-# report 35, attn_real 30, shard 30, refine 30), the other scripts (10 s or less each)
+# report 35, attn_real 30, shard 30, refine 30, report_saliency 15), the other scripts (10 s or less each)
 slow=(test_walk.sh test_storage.sh test_parity_real.sh test_pipeline.sh test_determinism.sh test_vit_full.sh test_saliency.sh test_dino23_full.sh
-      test_probe.sh test_saliency_make.sh test_corloc_make.sh test_kill.sh test_bad.sh test_report.sh test_attn_real.sh test_shard.sh test_refine.sh)
+      test_probe.sh test_saliency_make.sh test_corloc_make.sh test_kill.sh test_bad.sh test_report.sh test_attn_real.sh test_shard.sh test_refine.sh
+      test_report_saliency.sh)
 order=()
 for i in "${!names[@]}"; do [[ ${names[$i]} == *.sh ]] || order+=("$i"); done
 for n in "${slow[@]}"; do for i in "${!names[@]}"; do [ "${names[$i]}" = "$n" ] && order+=("$i"); done; done

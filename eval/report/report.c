@@ -16,6 +16,7 @@
 #include "eval/report/report_index.h"
 #include "eval/report/report_pages.h"
 #include "eval/report/report_pictures.h"
+#include "eval/report/report_saliency.h"
 #include "pipeline/extract/image_check.h"
 #include "pipeline/lock.h"
 #include "pipeline/progress.h"
@@ -64,6 +65,7 @@ static int read_inputs(report *R, csv_file *tables, report_davis *dn)
     if (R->val_split && R->have_ds && !strcmp(R->ds.kind, "voc") && strcmp(R->val_split, R->ds.split))
         return kc_fail("--val-split %s, but --images %s is of the split %s", R->val_split, R->images_spec, R->ds.split);
     for (int k = 0; k < R->n_davis; k++) KC_TRY(report_davis_load(&R->davis[k], R->davis_split, &dn[k]));
+    KC_TRY(report_saliency_load(R));
     if (R->n_davis && R->davis_root && !kc_exists(R->davis_root))
         return kc_fail("%s: no such folder (--davis-root)", R->davis_root);
     return 0;
@@ -77,6 +79,12 @@ static char *picture_options(report *R, const char *opts_path)
     char *opts = kc_strfmt("keycut-report-pictures 2\nthumb-height %d\nquality %d\nimages %s\nvoc %s\ndavis-root %s\n",
                            R->thumb_h, R->quality, R->images_spec ? R->images_spec : "-",
                            R->voc_root ? R->voc_root : "-", R->davis_root ? R->davis_root : "-");
+    /* the photos of each saliency gallery come from its first network's dataset */
+    for (int g = 0; g < R->n_sg; g++) {
+        char *more = kc_strfmt("%ssaliency %s %s\n", opts, R->sg[g].safe, R->sal[R->sg[g].run[0]].spec);
+        free(opts);
+        opts = more;
+    }
     uint8_t *old;
     size_t len;
     R->force = !kc_exists(opts_path) || kc_read_file(opts_path, &old, &len) < 0;
@@ -106,6 +114,10 @@ static int write_pages(report *R, const csv_file *tables, const report_figures *
         KC_TRY(rc);
     }
     if (R->n_davis) KC_TRY(report_page_write(R, "davis.html", davis_page));
+    for (int s = 0; s < R->n_sg; s++) {
+        report_saliency_page(&b, R, s);
+        KC_TRY(report_page_write(R, R->sg[s].page, &b));
+    }
     report_index(&b, R, tables, figs, dn);
     KC_TRY(report_page_write(R, "index.html", &b));
     char *js = report_out_path(R, "report.js"), *css = js ? report_out_path(R, "report.css") : NULL;
@@ -114,6 +126,18 @@ static int write_pages(report *R, const csv_file *tables, const report_figures *
     if (rc == 0) rc = kc_outputs_commit();
     free(js);
     free(css);
+    return rc;
+}
+
+/* The test option --layer-hashes: the C reference of every layer report.js draws, VOC's and the
+ * saliency galleries', into path (eval/report/report_data.h). */
+static int write_layer_hashes(report *R, const char *path)
+{
+    kc_buf b = {0};
+    int rc = report_layer_hashes(R, &b);
+    if (rc == 0) rc = report_saliency_hashes(R, &b);
+    if (rc == 0) rc = kc_write_file_atomic(path, b.s ? b.s : "", b.n);
+    free(b.s);
     return rc;
 }
 
@@ -135,6 +159,7 @@ static void report_free(report *R, csv_file *tables, report_davis *dn)
     for (int k = 0; k < R->n_masks; k++) cache_close(&R->mr[k]);
     free(R->mr);
     if (R->have_ds) dataset_free(&R->ds);
+    report_saliency_free(R);
     report_files_free(R);
 }
 
@@ -161,7 +186,8 @@ int report_run(report *R)
     }
     progress_end(&p);
     KC_TRY(report_write_data(R));
-    if (R->layer_hashes) KC_TRY(report_write_layer_hashes(R, R->layer_hashes));
+    KC_TRY(report_saliency_draw(R));
+    if (R->layer_hashes) KC_TRY(write_layer_hashes(R, R->layer_hashes));
     report_figures figs;
     KC_TRY(report_copy_figures(R, &figs));
     kc_buf davis_page = {0};
@@ -179,10 +205,10 @@ int report_run(report *R)
     if (R->files->removed)
         snprintf(removed, sizeof removed, "; %ld files of earlier runs removed", R->files->removed);
     kc_info(
-        "wrote %s/index.html: %d table%s, %d gallery%s of %d image%s, %d DAVIS result%s, %d figure%s; %ld picture%s "
-        "drawn, %ld up to date%s, in %s",
-        R->out, R->n_tables, kc_s(R->n_tables), R->n_g, kc_s(R->n_g), R->n_img, kc_s(R->n_img), R->n_davis,
-        kc_s(R->n_davis), figs.n, kc_s(figs.n), R->drawn, kc_s(R->drawn), R->kept, removed, took);
+        "wrote %s/index.html: %d table%s, %d gallery%s of %d image%s, saliency on %d dataset%s, %d DAVIS result%s, "
+        "%d figure%s; %ld picture%s drawn, %ld up to date%s, in %s",
+        R->out, R->n_tables, kc_s(R->n_tables), R->n_g, kc_s(R->n_g), R->n_img, kc_s(R->n_img), R->n_sg,
+        kc_s(R->n_sg), R->n_davis, kc_s(R->n_davis), figs.n, kc_s(figs.n), R->drawn, kc_s(R->drawn), R->kept, removed, took);
     free(opts);
     free(opts_path);
     report_figures_free(&figs);

@@ -11,6 +11,12 @@
  *                               filter and pages in report.js; thumbnails drawn as they come into view
  *   images/<id>.html            one image: its ground truth and every gallery's mask, full size,
  *                               with Jaccard, CorLoc, lambda2, eigengap, knife edge, degenerate
+ *   saliency-<dataset>.html     one per dataset of the --saliency folders (kc-saliency's; ECSSD,
+ *                               DUTS-TE, DUT-OMRON, then others): its summary per network with and
+ *                               without the solver, every image with the ground truth and each
+ *                               network's decoder and solver masks as layers, each image's IoU and
+ *                               F-beta (eval/report/report_saliency.h); photos under
+ *                               photo/saliency-<dataset>/, layers under data/saliency-<dataset>/
  *   davis.html                  per network and sequence J and F, a strip of frames with the
  *                               propagated labels, and the frames where J drops most
  *   report.js, report.css       the page's script and style (eval/report/report_assets.h)
@@ -27,8 +33,10 @@
  *   .keycut-report-files        the files of the last successful run (eval/report/report_files.h)
  *
  * Pictures and data files are written once: one is rewritten only when it is missing or older
- * than one of its inputs (photo, ground truth, masks cache, score CSV, results PNG, this program)
- * or when the picture options change (OUT/.pictures, the options' text).  Pages are rewritten each
+ * than one of its inputs (photo, ground truth, masks cache, score CSV, results PNG, this program),
+ * when a data file's entries are not in the order the request gives (eval/report/report_data.h),
+ * or when the picture options change (OUT/.pictures, the options' text, which names each saliency
+ * gallery's dataset spec too).  Pages are rewritten each
  * run, all renamed together at the end (kc_outputs_begin).  Incremental equals clean: at the end
  * of a successful run OUT holds exactly what the same command writes into an empty folder, since
  * every file an earlier run wrote (listed in OUT/.keycut-report-files) that this run neither wrote
@@ -44,7 +52,8 @@
  * eval/report/report_gallery.h (the score CSVs as galleries, their pages and the image pages),
  * eval/report/report_pictures.h (photos and figures: drawn or copied only when stale),
  * eval/report/report_data.h (the masks as label data, and the C reference of the layers report.js
- * draws), eval/report/report_davis.h (the DAVIS results and page), eval/report/report_pages.h (what
+ * draws), eval/report/report_davis.h (the DAVIS results and page), eval/report/report_saliency.h (the
+ * saliency galleries), eval/report/report_pages.h (what
  * every page shares), eval/report/report_index.h (index.html).  This header is the run's alone: it
  * includes report_types.h and is included by stages/kc-report.c, by none of the modules.
  *

@@ -158,32 +158,50 @@ static int image_labels(report *R, int i, const gallery *G, int *W, int *H, uint
     return rc;
 }
 
-/* One chunk: the images img[0..n) (-1: none) of gallery G (NULL: the ground truth) as the data
- * file rel. */
-static int write_chunk(report *R, const gallery *G, const int *img, int n, const char *rel)
+void report_layer_set_init(report_layer_set *S, char *dir, char *what, int n)
+{
+    memset(S, 0, sizeof *S);
+    S->dir = dir;
+    S->what = what;
+    S->n = n;
+    S->id = kc_calloc((size_t)n + 1, sizeof *S->id);
+    S->in = kc_calloc(2 * (size_t)n + 1, sizeof *S->in);
+}
+
+void report_layer_set_free(report_layer_set *S)
+{
+    for (int k = 0; k < 2 * S->n; k++) free(S->in[k]);
+    free(S->in);
+    free(S->id);
+    free(S->dir);
+    free(S->what);
+    free(S->common);
+    memset(S, 0, sizeof *S);
+}
+
+/* One chunk: the entries first .. first + n of S as the data file rel. */
+static int write_chunk(report *R, const report_layer_set *S, int first, int n, const char *rel)
 {
     kc_buf b = {0};
     kc_buf_printf(&b, "/* keycut report data (kc-report; eval/report/report_data.h): ");
-    if (G) {
-        kc_buf_printf(&b, "the masks of gallery ");
-        html_js_string(&b, G->page);
-    } else kc_buf_printf(&b, "the ground truth");
+    html_js_string(&b, S->what);
     kc_buf_printf(&b, " */\nkcData(1, ");
     html_js_string(&b, rel);
     kc_buf_printf(&b, ", [\n");
     int rc = 0;
-    for (int k = 0; k < n && rc == 0; k++) {
+    for (int k = first; k < first + n && rc == 0; k++) {
         int W = 0, H = 0, tw, th;
         uint8_t *lab = NULL;
-        if (img[k] >= 0) rc = image_labels(R, img[k], G, &W, &H, &lab);
+        const char *sep = k + 1 < first + n ? "," : "";
+        if (S->id[k]) rc = S->labels(R, S, k, &W, &H, &lab);
         if (rc == 0 && lab) {
             report_thumb_size(R, W, H, &tw, &th);
             kc_buf_printf(&b, "[");
-            html_js_string(&b, R->img[img[k]].id);
+            html_js_string(&b, S->id[k]);
             kc_buf_printf(&b, ",%d,%d,%d,%d,\"", W, H, tw, th);
             report_row_code(&b, lab, W, H);
-            kc_buf_printf(&b, "\"]%s\n", k + 1 < n ? "," : "");
-        } else if (rc == 0) kc_buf_printf(&b, "null%s\n", k + 1 < n ? "," : "");
+            kc_buf_printf(&b, "\"]%s\n", sep);
+        } else if (rc == 0) kc_buf_printf(&b, "null%s\n", sep);
         free(lab);
     }
     kc_buf_printf(&b, "]);\n");
@@ -195,57 +213,118 @@ static int write_chunk(report *R, const gallery *G, const int *img, int n, const
     return rc;
 }
 
-/* 1 when chunk rel of the images img[0..n) is stale (report_data.h); counts it kept when not. */
-static int chunk_stale(report *R, const gallery *G, const int *img, int n, const char *rel)
+/* 1 when the data file out holds the entries first .. first + n of S in that order: each line of
+ * an entry begins with its id (or is null for an entry without one).  The order of a set comes
+ * from the request (the galleries given, the first network's scores), which no file's time says. */
+static int chunk_matches(const report_layer_set *S, int first, int n, const char *out)
+{
+    uint8_t *data;
+    size_t size;
+    if (kc_read_file(out, &data, &size) < 0) return 0;
+    char *text = (char *)data, *end = text + size, *p = strstr(text, "\nkcData(");
+    int ok = p != NULL;
+    kc_buf want = {0};
+    p = ok ? memchr(p + 1, '\n', (size_t)(end - p - 1)) : NULL;
+    for (int k = first; k < first + n + 1 && ok; k++) {
+        want.n = 0;
+        if (k == first + n) kc_buf_printf(&want, "]);\n");
+        else if (S->id[k]) {
+            kc_buf_printf(&want, "[");
+            html_js_string(&want, S->id[k]);
+            kc_buf_printf(&want, ",");
+        } else kc_buf_printf(&want, "null");
+        ok = p && (size_t)(end - p - 1) >= want.n && !memcmp(p + 1, want.s, want.n);
+        p = ok ? memchr(p + 1, '\n', (size_t)(end - p - 1)) : NULL;
+    }
+    ok = ok && p == end - 1;
+    free(want.s);
+    free(data);
+    return ok;
+}
+
+/* 1 when chunk rel (entries first .. first + n of S) is stale (report_data.h); counts it kept when not. */
+static int chunk_stale(report *R, const report_layer_set *S, int first, int n, const char *rel)
 {
     char *out = kc_strfmt("%s/%s", R->out, rel);
-    const char **in = kc_malloc(sizeof(char *) * (size_t)(2 * n + R->n_g + 2));
-    char **gt = kc_calloc((size_t)n + 1, sizeof(char *));
+    const char **in = kc_malloc(sizeof(char *) * (size_t)(2 * n + S->n_common + 1));
     int n_in = 0;
-    if (G) {
-        in[n_in++] = G->masks >= 0 ? R->mr[G->masks].path : NULL;
-        in[n_in++] = G->csv_path;
-    } else
-        for (int g = 0; g < R->n_g; g++) in[n_in++] = R->g[g].csv_path; /* the image table's order */
-    for (int k = 0; k < n; k++) {
-        if (img[k] < 0) continue;
-        in[n_in++] = R->img[img[k]].photo;
-        if (!G) in[n_in++] = gt[k] = report_gt_path(R, R->img[img[k]].id);
-    }
-    int stale = report_stale(R, out, in, n_in);
+    for (int c = 0; c < S->n_common; c++) in[n_in++] = S->common[c];
+    for (int k = first; k < first + n; k++)
+        if (S->id[k]) {
+            in[n_in++] = S->in[2 * k];
+            in[n_in++] = S->in[2 * k + 1];
+        }
+    int stale = report_stale(R, out, in, n_in) || !chunk_matches(S, first, n, out);
     if (!stale) {
         R->kept++;
         report_files_keep(R, rel);
     }
-    for (int k = 0; k < n; k++) free(gt[k]);
-    free(gt);
     free(in);
     free(out);
     return stale;
 }
 
+int report_write_layer_set(report *R, const report_layer_set *S)
+{
+    int any = 0, rc = 0;
+    for (int k = 0; k < S->n && !any; k++) any = S->id[k] != NULL;
+    int n_chunks = any ? (S->n + REPORT_CHUNK - 1) / REPORT_CHUNK : 0;
+    for (int c = 0; c < n_chunks && rc == 0; c++) {
+        int first = c * REPORT_CHUNK, n = S->n - first < REPORT_CHUNK ? S->n - first : REPORT_CHUNK;
+        char *rel = kc_strfmt("%s%d.js", S->dir, c);
+        if (chunk_stale(R, S, first, n, rel)) rc = write_chunk(R, S, first, n, rel);
+        free(rel);
+    }
+    return rc;
+}
+
+/* ---- the VOC galleries' sets --------------------------------------------------------------- */
+
+static int voc_labels(report *R, const report_layer_set *S, int k, int *W, int *H, uint8_t **labels)
+{
+    const gallery *G = S->ctx;
+    return image_labels(R, G ? G->e[k].image : k, G, W, H, labels);
+}
+
+/* The set of gallery g (-1: the ground truth, over the image table); 0 when it has none (a
+ * gallery without masks cache, no ground truth without --voc). */
+static int voc_set(report *R, int g, report_layer_set *S)
+{
+    const gallery *G = g >= 0 ? &R->g[g] : NULL;
+    if (G ? G->masks < 0 : !R->voc_root) return 0;
+    char *dir = report_data_rel(G, 0);
+    dir[strlen(dir) - 4] = 0; /* "data/.../" */
+    int total = G ? G->n : R->n_img;
+    report_layer_set_init(S, dir, G ? kc_strfmt("the masks of gallery %s", G->page) : kc_strdup("the ground truth"),
+                          total);
+    S->labels = voc_labels;
+    S->ctx = G;
+    S->common = kc_calloc((size_t)R->n_g + 2, sizeof *S->common);
+    if (G) {
+        S->common[S->n_common++] = R->mr[G->masks].path;
+        S->common[S->n_common++] = G->csv_path;
+    } else
+        for (int k = 0; k < R->n_g; k++) S->common[S->n_common++] = R->g[k].csv_path; /* the image table's order */
+    for (int k = 0; k < total; k++) {
+        const image_ref *m = &R->img[G ? G->e[k].image : k];
+        if (!m->photo) continue;
+        if (!G && !(S->in[2 * k + 1] = report_gt_path(R, m->id))) continue; /* no ground truth: a null entry */
+        S->id[k] = m->id;
+        S->in[2 * k] = kc_strdup(m->photo);
+    }
+    return 1;
+}
+
 int report_write_data(report *R)
 {
-    int *img = kc_malloc(sizeof(int) * REPORT_CHUNK), rc = 0;
+    int rc = 0;
     /* g = -1: the ground truth, over the image table; then each gallery, in its order */
     for (int g = -1; g < R->n_g && rc == 0; g++) {
-        const gallery *G = g >= 0 ? &R->g[g] : NULL;
-        int total = G ? G->n : R->n_img, any = 0;
-        if (G ? G->masks < 0 : !R->voc_root) continue;
-        for (int i = 0; i < total && !any; i++) any = R->img[G ? G->e[i].image : i].photo != NULL;
-        int n_chunks = any ? (total + REPORT_CHUNK - 1) / REPORT_CHUNK : 0;
-        for (int c = 0; c < n_chunks && rc == 0; c++) {
-            int n = total - c * REPORT_CHUNK < REPORT_CHUNK ? total - c * REPORT_CHUNK : REPORT_CHUNK;
-            for (int k = 0; k < n; k++) {
-                int i = G ? G->e[c * REPORT_CHUNK + k].image : c * REPORT_CHUNK + k;
-                img[k] = R->img[i].photo ? i : -1;
-            }
-            char *rel = report_data_rel(G, c);
-            if (chunk_stale(R, G, img, n, rel)) rc = write_chunk(R, G, img, n, rel);
-            free(rel);
-        }
+        report_layer_set S;
+        if (!voc_set(R, g, &S)) continue;
+        rc = report_write_layer_set(R, &S);
+        report_layer_set_free(&S);
     }
-    free(img);
     return rc;
 }
 
@@ -262,25 +341,27 @@ static int hash_lines(report *R, kc_buf *b, const char *dir, const char *id, con
     return 0;
 }
 
-int report_write_layer_hashes(report *R, const char *path)
+int report_layer_set_hashes(report *R, const report_layer_set *S, kc_buf *b)
 {
-    kc_buf b = {0};
+    int rc = 0;
+    for (int k = 0; k < S->n && rc == 0; k++) {
+        int W, H;
+        uint8_t *lab = NULL;
+        if (S->id[k]) rc = S->labels(R, S, k, &W, &H, &lab);
+        if (rc == 0 && lab) rc = hash_lines(R, b, S->dir, S->id[k], lab, W, H);
+        free(lab);
+    }
+    return rc;
+}
+
+int report_layer_hashes(report *R, kc_buf *b)
+{
     int rc = 0;
     for (int g = -1; g < R->n_g && rc == 0; g++) {
-        const gallery *G = g >= 0 ? &R->g[g] : NULL;
-        char *dir = report_data_rel(G, 0);
-        dir[strlen(dir) - 4] = 0; /* "data/.../" */
-        int total = G ? G->n : R->n_img;
-        for (int k = 0; k < total && rc == 0; k++) {
-            int i = G ? G->e[k].image : k, W, H;
-            uint8_t *lab = NULL;
-            rc = image_labels(R, i, G, &W, &H, &lab);
-            if (rc == 0 && lab) rc = hash_lines(R, &b, dir, R->img[i].id, lab, W, H);
-            free(lab);
-        }
-        free(dir);
+        report_layer_set S;
+        if (!voc_set(R, g, &S)) continue;
+        rc = report_layer_set_hashes(R, &S, b);
+        report_layer_set_free(&S);
     }
-    if (rc == 0) rc = kc_write_file_atomic(path, b.s ? b.s : "", b.n);
-    free(b.s);
     return rc;
 }

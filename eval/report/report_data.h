@@ -23,17 +23,21 @@
  * when it needs it (a page opened from file:// cannot fetch a JSON file).  The pages say where:
  * a gallery's list holds data-src and data-gt-src (the folders), an item's ground truth data-gt
  * "<k>.<slot>" (its mask: its position in the list); an image page's figures data-gt or data-k
- * "<k>.<slot>", the gallery's folder named by the figure's link.  A chunk is rewritten only when
- * stale: missing, older than this program, its masks cache or ground truths, the score CSVs that
- * order it or the photos that size it, or the picture options changed.  A data file of no chunk
+ * "<k>.<slot>", the gallery's folder named by the figure's link; a saliency gallery's thumbnail
+ * its folder and slot, data-src and data-k (eval/report/report_saliency.h).  The galleries of both
+ * kinds write their folders through one machinery, report_layer_set (below).  A chunk is rewritten
+ * only when stale: missing, older than this program, its masks cache or ground truths, the score
+ * CSVs that order it or the photos that size it, its entries not the ids the request now puts in
+ * it, in that order (the order comes from the request: which galleries, which network first), or
+ * the picture options changed.  A data file of no chunk
  * any more (a gallery that shrank or is no longer given) goes at the end of the run with the other
  * files of earlier runs (eval/report/report_files.h).
  *
  * The C reference (report_layer): the two RGBA layers kc-report drew as PNGs before, from the
  * overlay over black and over white (image_layer_from_pair), the thumbnail by image_shrink_area of
- * both; report.js ports it integer for integer, and tests/test_report.sh compares the two through
- * report_write_layer_hashes (kc-report --layer-hashes FILE, a test option) and report.js's
- * ?selftest.
+ * both; report.js ports it integer for integer, and tests/test_report.sh and
+ * tests/test_report_saliency.sh compare the two through report_layer_set_hashes (kc-report
+ * --layer-hashes FILE, a test option) and report.js's ?selftest.
  *
  * Includes report_types.h (and, in the .c, report_files.h and report_pictures.h); the galleries
  * build on it (eval/report/report_types.h).
@@ -71,9 +75,35 @@ uint32_t report_fnv1a(const uint8_t *p, size_t n);
 /* The data file of chunk k of a gallery ("data/<pic_dir>/<k>.js") or, G NULL, of the ground
  * truth; a new string. */
 char *report_data_rel(const gallery *G, int k);
-/* Every data file, each rewritten only when stale (above); counts R->drawn and R->kept. */
+
+/* A folder of data files (the shared machinery of the VOC galleries and the saliency galleries,
+ * eval/report/report_saliency.h): n entries in a page's order, 100 a file, data/<dir>/<k>.js;
+ * entry k's label map from labels().  A chunk is stale when missing, older than this program, one
+ * of common[] or one of its entries' in[] (photo, label file), or the picture options changed. */
+typedef struct report_layer_set {
+    char *dir;            /* "data/<name>/" */
+    char *what;           /* what the files hold, for their comment ("the ground truth") */
+    int n;
+    const char **id;      /* (n) each entry's image id; NULL: no picture (a null entry) */
+    char **in;            /* (n, 2) each entry's input files, NULL ones skipped; owned */
+    const char **common;  /* (n_common) the inputs of every chunk (the CSVs that order it, a cache) */
+    int n_common;
+    /* entry k's labels (H, W) and size, *labels NULL when it has none (the entry is written null) */
+    int (*labels)(report *R, const struct report_layer_set *S, int k, int *W, int *H, uint8_t **labels);
+    const void *ctx;      /* the labels' source (a gallery, a saliency run) */
+    int ctx_index;
+} report_layer_set;
+/* Takes the new strings dir and what; id and in allocated, zero. */
+void report_layer_set_init(report_layer_set *S, char *dir, char *what, int n);
+void report_layer_set_free(report_layer_set *S);
+/* The set's data files, each rewritten only when stale (above); counts R->drawn and R->kept. */
+int report_write_layer_set(report *R, const report_layer_set *S);
+/* Test option: the lines "<dir>\t<id>\t<full|thumb>\t<w>x<h>\t<fnv1a hex>" of the set's layers into b. */
+int report_layer_set_hashes(report *R, const report_layer_set *S, kc_buf *b);
+
+/* The VOC galleries' data files (the ground truth and each gallery's masks). */
 int report_write_data(report *R);
-/* Test option: for every image with a photo, its ground truth's layers and every gallery's mask
- * layers as lines "<data dir>\t<id>\t<full|thumb>\t<w>x<h>\t<fnv1a hex>" into path. */
-int report_write_layer_hashes(report *R, const char *path);
+/* Test option: for every VOC image with a photo, its ground truth's layers and every gallery's
+ * mask layers, as report_layer_set_hashes's lines, into b. */
+int report_layer_hashes(report *R, kc_buf *b);
 #endif

@@ -8,6 +8,7 @@
 #include "eval/report/html.h"
 #include "eval/report/report_gallery.h"
 #include "eval/report/report_pages.h"
+#include "eval/report/report_saliency.h"
 #include "eval/tables/table_about.h"
 
 /* The galleries' table: network, setting, images, mean Jaccard, CorLoc and knife edge. */
@@ -64,6 +65,7 @@ static void about_line(kc_buf *b, const report *R, const csv_file *tables, const
     }
     for (int k = 0; k < R->n_scores; k++) add_net(&names, &base, &n, R->scores[k].name, 0);
     for (int k = 0; k < R->n_davis; k++) add_net(&names, &base, &n, R->davis[k].name, 0);
+    for (int k = 0; k < R->n_saliency; k++) add_net(&names, &base, &n, R->saliency[k].name, 0);
     /* the DAVIS splits read, each once (one, but for folders of different splits) */
     kc_buf splits = {0};
     for (int k = 0; k < R->n_davis; k++) {
@@ -107,6 +109,7 @@ void report_index(kc_buf *b, const report *R, const csv_file *tables, const repo
     }
     if (R->n_g) galleries_table(b, R);
     if (R->n_davis) kc_buf_printf(b, "<p><a href=\"davis.html\">DAVIS per sequence</a></p>\n");
+    if (R->n_sg) report_saliency_index(b, R);
     if (figs->n) {
         kc_buf_printf(b, "<h2>Figures</h2>\n<p class=\"muted\">from ");
         html_escape(b, R->figures);
@@ -132,5 +135,14 @@ void report_index(kc_buf *b, const report *R, const csv_file *tables, const repo
         free(sn);
     }
     for (int k = 0; k < R->n_davis; k++) report_davis_prov(b, &dn[k]);
+    for (int k = 0; k < R->n_saliency; k++) {
+        const sal_run *S = &R->sal[k];
+        kc_buf_printf(b, "<h3 id=\"prov-saliency-%d\">", k);
+        html_escape(b, S->in->name);
+        kc_buf_printf(b, " on ");
+        html_escape(b, S->dataset_name);
+        kc_buf_printf(b, " (saliency)</h3>\n");
+        report_saliency_prov(b, R, k);
+    }
     report_page_end(b);
 }

@@ -1,10 +1,11 @@
 /* eval/report/report_index.h — the report's index.html (eval/report/report.h): one line of what the
  * results are of (the setting and refinement, the VOC val split and root, the DAVIS split and root,
  * the networks: eval/tables/table_about.h), when and by what command, the tables (sortable), the
- * galleries with their means, the figures, and the provenance of every gallery and DAVIS result.
+ * galleries with their means, the saliency galleries with their summaries, the figures, and the
+ * provenance of every gallery, DAVIS result and saliency folder.
  *
  * Includes report_types.h, report_davis.h (the results it names) and report_pictures.h (the
- * figures copied); in the .c report_pages.h and report_gallery.h.  Only the run (report.c) includes
+ * figures copied); in the .c report_pages.h, report_gallery.h and report_saliency.h.  Only the run (report.c) includes
  * it (eval/report/report_types.h).
  *
  *     report_index(&b, R, tables, &figs, dn);

@@ -17,6 +17,11 @@ void report_page_begin(kc_buf *b, const char *root, const char *title, const rep
                      "<nav><a href=\"%sindex.html\">tables and galleries</a>",
                   root, root, root);
     if (R->n_davis) kc_buf_printf(b, "<a href=\"%sdavis.html\">DAVIS</a>", root);
+    for (int s = 0; s < R->n_sg; s++) {
+        kc_buf_printf(b, "<a href=\"%s%s\">saliency: ", root, R->sg[s].page);
+        html_escape(b, R->sg[s].name);
+        kc_buf_printf(b, "</a>");
+    }
     kc_buf_printf(b, "</nav>\n<h1>");
     html_escape(b, title);
     kc_buf_printf(b, "</h1>\n");

@@ -121,15 +121,25 @@ static int pair_stale(report *R, const picture_pair *p, const char *const *input
 }
 
 /* The photo, full size and thumbnail. */
-static int draw_photo(report *R, const image_ref *m, const picture_pair *p)
+static int draw_photo(report *R, const char *photo, const picture_pair *p)
 {
     kc_image im = {0, 0, NULL}, small = {0, 0, NULL};
-    int rc = image_load_rgb(m->photo, &im);
+    int rc = image_load_rgb(photo, &im);
     if (rc == 0) rc = report_write_jpeg(R, p->rel[0], &im, R->quality);
     if (rc == 0) rc = report_thumb(R, &im, &small);
     if (rc == 0) rc = report_write_jpeg(R, p->rel[1], &small, R->quality);
     image_free(&im);
     image_free(&small);
+    return rc;
+}
+
+int report_draw_photo(report *R, const char *photo, const char *rel)
+{
+    picture_pair p;
+    pair_names(&p, R, kc_strfmt("%s.jpg", rel), kc_strfmt("%s.t.jpg", rel));
+    const char *in[1] = {photo};
+    int rc = pair_stale(R, &p, in, 1) ? draw_photo(R, photo, &p) : 0;
+    pair_free(&p);
     return rc;
 }
 
@@ -147,11 +157,9 @@ int report_draw_image(report *R, int i)
 {
     image_ref *m = &R->img[i];
     if (!m->photo) return 0;
-    picture_pair p;
-    pair_names(&p, R, kc_strfmt("photo/%s.jpg", m->safe), kc_strfmt("photo/%s.t.jpg", m->safe));
-    const char *in[1] = {m->photo};
-    int rc = pair_stale(R, &p, in, 1) ? draw_photo(R, m, &p) : 0;
-    pair_free(&p);
+    char *rel = kc_strfmt("photo/%s", m->safe);
+    int rc = report_draw_photo(R, m->photo, rel);
+    free(rel);
     return rc;
 }
 

@@ -42,6 +42,9 @@ int report_read_labels(const char *path, int W, int H, const char *kind, const c
 /* The ground truth of image id, R->voc_root/SegmentationObject/<id>.png (a new string), NULL
  * when there is no --voc or no such file. */
 char *report_gt_path(const report *R, const char *id);
+/* The photo file photo as rel.jpg and, at thumbnail height, rel.t.jpg (rel: a path under OUT
+ * without extension), each redrawn only when stale. */
+int report_draw_photo(report *R, const char *photo, const char *rel);
 /* The photo of image R->img[i] (above); nothing when it has no photo. */
 int report_draw_image(report *R, int i);
 

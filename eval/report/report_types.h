@@ -12,7 +12,9 @@
  *     report_pages                 report_types, report_files (the page frame, tables, provenance)
  *     report_gallery               report_types, report_pages, report_data, report_pictures
  *     report_davis                 report_types, report_pages, report_files, report_pictures
- *     report_index                 report_types, report_pages, report_gallery, report_davis, report_pictures
+ *     report_saliency              report_types, report_pages, report_data, report_files, report_pictures
+ *     report_index                 report_types, report_pages, report_gallery, report_davis, report_saliency,
+ *                                  report_pictures
  *     report                       all of them (the run; included by stages/kc-report.c only)
  *
  * (html and csv, the leaves, include nothing of the report.)  tests/layout.sh refuses a circle.
@@ -23,7 +25,7 @@
 #include "eval/report/csv.h"
 #include "pipeline/cache/cache.h"
 
-/* An input given as NAME=PATH (--scores, --masks, --davis; --table: the file's base name). */
+/* An input given as NAME=PATH (--scores, --masks, --davis, --saliency; --table: the file's base name). */
 typedef struct report_named {
     char *name, *path;
 } report_named;
@@ -57,6 +59,43 @@ typedef struct image_ref {
     int *in_gallery, *in_entry;
 } image_ref;
 
+/* One image of a saliency gallery (eval/report/report_saliency.h). */
+typedef struct sal_image {
+    char *id, *safe;
+    const char *photo;     /* the first run's dataset's */
+    char *gt;              /* its ground-truth PNG (dataset_saliency_gt) */
+    int w, h;              /* the photo's size */
+    int pos;               /* first seen: the order of the runs' CSVs */
+    double key;            /* the first run's solver IoU: the page's order (worst first, NaN last) */
+} sal_image;
+
+/* The per-image values of a saliency run that the gallery shows. */
+enum { SAL_NONE_IOU, SAL_NONE_FBETA, SAL_BS_IOU, SAL_BS_FBETA, SAL_N_VALUES };
+/* The summary.csv values of a saliency run, per refine (none, bs). */
+enum { SAL_IMAGES, SAL_MAX_FBETA, SAL_IOU, SAL_ACCURACY, SAL_THRESHOLD, SAL_N_SUMMARY };
+
+/* One --saliency NET=DIR: kc-saliency's scores of a network on a dataset. */
+typedef struct sal_run {
+    const report_named *in;
+    char *setting, *dataset_name, *spec, *network_file; /* network_file: DIR/network's text, NULL when absent */
+    char *summary_path, *csv_path, *png_dir;
+    csv_file summary, table;
+    const char *sum[2][SAL_N_SUMMARY];  /* summary.csv's text: refine none, bs */
+    kc_dataset ds;
+    int have_ds;
+    int gallery;                        /* its sal_gallery */
+    const char **v;                     /* (n_img of its gallery, SAL_N_VALUES) the CSV's text, "" absent */
+    char **png;                         /* (n_img) DIR/png/<id>.png, NULL when not in its CSV */
+} sal_run;
+
+/* One saliency dataset: a gallery page of every network's run on it. */
+typedef struct sal_gallery {
+    char *name, *safe, *page;          /* summary.csv's dataset; saliency-<safe>.html */
+    int *run, n_run;                   /* indices into R->sal, in the order given */
+    sal_image *img;                    /* (n_img) in the page's order */
+    int n_img;
+} sal_gallery;
+
 typedef struct report {
     /* the options (kc-report's command line) */
     const char *out, *title, *images_spec, *voc_root, *davis_root;
@@ -64,8 +103,8 @@ typedef struct report {
     const char *val_split;          /* the VOC val split named (NULL: that of --images voc:ROOT:SPLIT) */
     const char *davis_split;        /* picks each --davis folder's results; NULL: val, else the only one */
     int thumb_h, quality, strip;
-    report_named *tables, *scores, *masks, *davis;
-    int n_tables, n_scores, n_masks, n_davis;
+    report_named *tables, *scores, *masks, *davis, *saliency;
+    int n_tables, n_scores, n_masks, n_davis, n_saliency;
     const char *figures;
     const char *layer_hashes; /* a test option: the C reference of the layers (eval/report/report_data.h) */
     /* the run (report_run) */
@@ -79,6 +118,9 @@ typedef struct report {
     double exe_mtime;
     int force;             /* picture options changed: redraw every picture */
     long drawn, kept;
+    sal_run *sal;          /* (n_saliency) */
+    sal_gallery *sg;       /* the saliency galleries: ECSSD, DUTS-TE, DUT-OMRON, then others by name */
+    int n_sg;
     struct report_files *files; /* the files this run writes or keeps, and earlier runs' (report_files.h) */
 } report;
 #endif
