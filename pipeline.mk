@@ -422,6 +422,8 @@ REPORT_TABLES  = $(wildcard $(TABLES)/report.csv $(TABLES)/sweep.csv)
 REPORT_VOC     = $(foreach n,$(NETS),$(if $(wildcard $(OUT)/scores/$(n)/val-$(REPORT_SETTING)/summary.csv),$(n)))
 REPORT_ATTN    = $(foreach n,$(ATTN_NETS),$(if $(wildcard $(OUT)/scores/$(n)/val-$(ATTN_SETTING)/summary.csv),$(n)))
 REPORT_DAVIS   = $(if $(DAVIS),$(foreach n,$(NETS),$(if $(wildcard $(OUT)/results/$(n)/$(DAVIS_SET)/global_results-$(DAVIS_SPLIT).csv),$(n))))
+# make saliency's score folders of the request (ECSSD, DUTS, DUTOMRON given) that exist: <net>/<dataset>
+REPORT_SAL     = $(foreach n,$(NETS),$(foreach d,$(SAL_SETS),$(if $(wildcard $(SAL_DIR)/$(n)/$(d)/scores-$(SAL_SETTING)/summary.csv),$(n)/$(d))))
 # the figures, shown when they are of this request (KC_FIGURES=0: make report / report-html found them
 # out of date, so a page never shows figures drawn from other scores than its tables')
 KC_FIGURES    ?= 1
@@ -431,7 +433,8 @@ KC_REPORT_ABOUT_DAVIS = $(if $(REPORT_DAVIS),--davis-split $(DAVIS_SPLIT))
 REPORT_INPUTS  = $(REPORT_TABLES) $(REPORT_FIGS) \
                  $(foreach n,$(REPORT_VOC),$(OUT)/scores/$(n)/val-$(REPORT_SETTING)/summary.csv $(wildcard $(OUT)/cache/$(n)/voc12-val/masks-$(REPORT_SETTING).h5)) \
                  $(foreach n,$(REPORT_ATTN),$(OUT)/scores/$(n)/val-$(ATTN_SETTING)/summary.csv $(wildcard $(OUT)/cache/$(n)/voc12-val/masks-$(ATTN_SETTING).h5)) \
-                 $(foreach n,$(REPORT_DAVIS),$(OUT)/results/$(n)/$(DAVIS_SET)/global_results-$(DAVIS_SPLIT).csv)
+                 $(foreach n,$(REPORT_DAVIS),$(OUT)/results/$(n)/$(DAVIS_SET)/global_results-$(DAVIS_SPLIT).csv) \
+                 $(foreach s,$(REPORT_SAL),$(SAL_DIR)/$(s)/scores-$(SAL_SETTING)/summary.csv)
 ifneq ($(filter-out best,$(SETTING)),)
 $(call kc_product,$(REPORT_DIR)/index.html,$(BUILD)/kc-report $(REPORT_INPUTS),$(if $(VOC),$(VAL_LIST)),\
   $(BUILD)/kc-report --out $(REPORT_DIR) $(foreach t,$(REPORT_TABLES),--table $(t)) $(if $(REPORT_FIGS),--figures $(FIGURES)) \
@@ -440,7 +443,8 @@ $(call kc_product,$(REPORT_DIR)/index.html,$(BUILD)/kc-report $(REPORT_INPUTS),$
     $(foreach n,$(REPORT_ATTN),--scores '$(n) (attention 60 %)=$(OUT)/scores/$(n)/val-$(ATTN_SETTING)' \
       --masks '$(n) (attention 60 %)=$(OUT)/cache/$(n)/voc12-val/masks-$(ATTN_SETTING).h5') \
     $(if $(and $(VOC),$(REPORT_VOC)$(REPORT_ATTN)),--images voc:$(VOC):$(VAL_SPLIT)) $(KC_REPORT_ABOUT) \
-    $(foreach n,$(REPORT_DAVIS),--davis $(n)=$(OUT)/results/$(n)/$(DAVIS_SET)) $(if $(REPORT_DAVIS),--davis-root $(DAVIS)) $(KC_REPORT_ABOUT_DAVIS) $(REPORT_OPTS))
+    $(foreach n,$(REPORT_DAVIS),--davis $(n)=$(OUT)/results/$(n)/$(DAVIS_SET)) $(if $(REPORT_DAVIS),--davis-root $(DAVIS)) $(KC_REPORT_ABOUT_DAVIS) \
+    $(foreach s,$(REPORT_SAL),--saliency $(firstword $(subst /, ,$(s)))=$(SAL_DIR)/$(s)/scores-$(SAL_SETTING)) $(REPORT_OPTS))
 endif
 
 # ---- make corloc's products (corloc.mk): stamped as the others, so checked with them below ----

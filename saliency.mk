@@ -15,7 +15,7 @@
 # published rows of PUBLISHED (TokenCut's README, ViT-S/16).
 #
 # Products: $(OUT)/saliency/<net>/<dataset>/keys.h5, masks-<setting>.h5, scores-<setting>/ (CSV,
-# summary, png/).  Datasets: ecssd = saliency:$(ECSSD) (1,000 images), duts = saliency:$(DUTS)
+# summary, png/); the results browser $(REPORT_DIR)/index.html with a gallery per dataset.  Datasets: ecssd = saliency:$(ECSSD) (1,000 images), duts = saliency:$(DUTS)
 # (DUTS-TE, 5,019), dutomron = saliency:$(DUTOMRON) (5,168); each root in the layout of its release
 # or TokenCut's img/ + gt/ (datasets/dataset.h).
 #
@@ -64,8 +64,11 @@ kc_saliency_products = $(if $(SAL_SETS),\
 # ---- the goal ----------------------------------------------------------------------------------
 # (the request was checked at parse time: configs/check-request.sh names what to fix in one line)
 .PHONY: saliency
+# then the results browser (a gallery per dataset; at the saliency setting, without the figures)
 saliency: all
 	@echo "saliency: $(words $(NETS)) network$(if $(filter-out 1,$(words $(NETS))),s) x $(SAL_SETS) at $(SAL_SETTING)"
 	@$(call PLAN,$(TABLES)/saliency.csv)
 	@$(MAKE) --no-print-directory $(TABLES)/saliency.csv
+	@$(MAKE) --no-print-directory SETTING=$(SAL_SETTING) KC_FIGURES=0 $(REPORT_DIR)/index.html
 	@cat $(TABLES)/saliency.md
+	@echo "saliency: $(REPORT_DIR)/index.html (the results browser: a gallery per dataset)"

@@ -3,8 +3,8 @@
 # NETS="color random" of configs/demo-nets.ini on saliency datasets in the releases' layouts built by
 # tests/saliency_fixture.sh from the shared data (read in place through links), then the request
 # changed step by step, each run's table (saliency.{csv,md,tex}), score folders (summary, per-image
-# CSV, the PNGs' names and bytes) and printed table compared with a clean run of the same request
-# into an empty OUT and TABLES.  Steps: SETTING another id, a network dropped, ECSSD another root
+# CSV, the PNGs' names and bytes), results browser (its galleries) and printed table compared with a
+# clean run of the same request into an empty OUT, TABLES and REPORT_DIR.  Steps: SETTING another id, a network dropped, ECSSD another root
 # with other images, DUTS added, DUT-OMRON dropped, back to the first request; an unchanged request
 # and inputs touched without a change of bytes run no stage; an image added to a dataset's folder
 # and a ground-truth mask replaced remake what they reach and equal a clean run.  Also the bad
@@ -12,7 +12,7 @@
 source "$(dirname "$0")/lib.sh"
 T=$(tmpdir saliency_make)
 T=$(cd "$T" && pwd)
-export KC_QUIET=1
+export KC_QUIET=1 SOURCE_DATE_EPOCH=1780000000
 if [ "${KC_SANITIZE:-}" = 1 ]; then M=(make --no-print-directory SANITIZE=1 BUILD="${BUILD%-san}")
 else M=(make --no-print-directory BUILD="$BUILD"); fi
 B=$BUILD
@@ -34,7 +34,7 @@ S_NETS="color random" S_SETTING=best S_ECSSD=ECSSD S_DUTS= S_DUTOMRON=DUT-OMRON
 key() { echo "$S_NETS|$S_SETTING|$S_ECSSD|$S_DUTS|$S_DUTOMRON"; }
 vars() {   # $1: the folder of OUT, TABLES and the ledger
   echo "NETS=$S_NETS"
-  printf '%s\n' NETS_INI="$T/nets.ini" PUBLISHED="$T/published.ini" OUT="$1/out" TABLES="$1/tables" LEDGER="$1/ledger.tsv" \
+  printf '%s\n' NETS_INI="$T/nets.ini" PUBLISHED="$T/published.ini" OUT="$1/out" TABLES="$1/tables" LEDGER="$1/ledger.tsv" REPORT_DIR="$1/report" \
     ECSSD="${S_ECSSD:+$T/data/$S_ECSSD}" DUTS="${S_DUTS:+$T/data/$S_DUTS}" DUTOMRON="${S_DUTOMRON:+$T/data/$S_DUTOMRON}" \
     SETTING="$S_SETTING"
 }
@@ -46,9 +46,9 @@ run() {   # run DIR LOG [make options...]: make saliency of the request into DIR
 STAGE_RE="^$B/kc-[a-z]+ "
 stages() { grep -cE "$STAGE_RE" "$1" || true; }
 printed() { grep -E '^\|' "$1" | sed "s|$2|DIR|g"; }
-# what a reader uses: the tables and the score folders (not the caches and the ledger, which record
-# their own paths and times)
-products() { (cd "$1" && find tables out/saliency -type f \( -path 'tables/*' -o -path '*/scores-*' \) ! -name '.*' 2>/dev/null | sort); }
+# what a reader uses: the tables, the score folders and the results browser (not the caches and the
+# ledger, which record their own paths and times)
+products() { (cd "$1" && find tables out/saliency report -type f \( -path 'tables/*' -o -path '*/scores-*' -o -path 'report/*' \) ! -name '.*' 2>/dev/null | sort); }
 fail_lines() { grep -vE "$STAGE_RE" "$1" | grep -iE 'error|\*\*\*|saliency|pipeline|net-args' | head -n 3; }
 
 n_steps=0 n_clean=0
@@ -63,6 +63,8 @@ compare_with() {   # compare_with NAME CLEAN_DIR LOG CLEAN_LOG
   done
   # (OUT keeps the products of earlier requests, as caches to come back to; the tables are the request's only)
   [ "$(cd "$c" && ls tables)" = "$(cd "$T/inc" && ls tables)" ] || { diffs=$((diffs + 1)); echo "step $name: other table files" >&2; }
+  [ "$(cd "$c" && find report -type f ! -name '.*' | sort)" = "$(cd "$T/inc" && find report -type f ! -name '.*' | sort)" ] \
+    || { diffs=$((diffs + 1)); echo "step $name: the results browser has other files than the clean run's" >&2; }
   [ "$(printed "$log" "$T/inc")" = "$(printed "$clog" "$c")" ] && [ -n "$(printed "$log" "$T/inc")" ] \
     || { diffs=$((diffs + 1)); echo "step $name: printed another table than the clean run" >&2; }
   [ "$diffs" = 0 ] && ok || bad "step $name: $diffs outputs differ from a clean run of the same request"

@@ -75,14 +75,20 @@ static void about_line(kc_buf *b, const report *R, const csv_file *tables, const
     }
     const char *val_split = R->val_split;
     if (!val_split && R->have_ds && !strcmp(R->ds.kind, "voc")) val_split = R->ds.split;
+    kc_buf sal = {0}; /* the saliency galleries' datasets */
+    for (int g = 0; g < R->n_sg; g++) kc_buf_printf(&sal, "%s%s", g ? ", " : "", R->sg[g].name);
+    int voc_tables = 0;
+    for (int t = 0; t < R->n_tables; t++) voc_tables |= tables[t].n_cols >= 1 && !strcmp(tables[t].head[0], "network");
     table_about a = {.setting = R->setting, .refine = R->refine, .val_split = val_split, .voc_root = R->voc_root,
                      .has_davis = R->n_davis > 0, .davis_split = splits.s, .davis_root = R->davis_root,
-                     .nets = names, .baseline = base, .n_nets = n};
+                     .nets = names, .baseline = base, .n_nets = n, .saliency = sal.s,
+                     .no_voc = !R->n_scores && !voc_tables && !R->voc_root && !val_split};
     char *line = table_about_line(&a);
     kc_buf_printf(b, "<p class=\"about\">");
     html_escape(b, line);
     kc_buf_printf(b, "</p>\n");
     free(line);
+    free(sal.s);
     free(splits.s);
     free(names);
     free(base);

@@ -31,23 +31,29 @@ int table_read_davis_split(const opts_option *opt, const char *value)
 char *table_about_line(const table_about *a)
 {
     kc_buf b = {0};
-    kc_buf_printf(&b, "VOC");
-    if (a->sweep) {
+    const int sal_first = a->no_voc && a->saliency && !a->sweep; /* saliency alone, no VOC to name */
+    if (sal_first) {
+        kc_buf_printf(&b, "saliency detection on %s", a->saliency);
+        if (a->setting) kc_buf_printf(&b, " at setting %s", a->setting);
+    } else if (a->sweep) {
+        kc_buf_printf(&b, "VOC");
         if (a->select_list) kc_buf_printf(&b, " selection split list %s", a->select_list);
         if (a->voc_root) kc_buf_printf(&b, " of %s", a->voc_root);
         kc_buf_printf(&b, ", %d setting%s", a->n_settings, a->n_settings == 1 ? "" : "s");
     } else {
+        kc_buf_printf(&b, "VOC");
         if (a->val_split) kc_buf_printf(&b, " val split \"%s\"", a->val_split);
         if (a->voc_root) kc_buf_printf(&b, " of %s", a->voc_root);
         if (a->setting) kc_buf_printf(&b, " at setting %s", a->setting);
         const char *what = table_refine_label(a->refine);
         if (what) kc_buf_printf(&b, ", refinement %s (%s)", a->refine, what);
-        if (a->has_davis) {
-            kc_buf_printf(&b, "; DAVIS-2017");
-            if (a->davis_split) kc_buf_printf(&b, " split \"%s\"", a->davis_split);
-            if (a->davis_root) kc_buf_printf(&b, " of %s", a->davis_root);
-        }
     }
+    if (!a->sweep && a->has_davis) {
+        kc_buf_printf(&b, "; DAVIS-2017");
+        if (a->davis_split) kc_buf_printf(&b, " split \"%s\"", a->davis_split);
+        if (a->davis_root) kc_buf_printf(&b, " of %s", a->davis_root);
+    }
+    if (!a->sweep && !sal_first && a->saliency) kc_buf_printf(&b, "; saliency detection on %s", a->saliency);
     kc_buf_printf(&b, "; networks:");
     for (int i = 0; i < a->n_nets; i++) {
         kc_buf_printf(&b, "%s %s", i ? "," : "", a->nets[i]);

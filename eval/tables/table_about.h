@@ -40,6 +40,8 @@ typedef struct table_about {
     const int *baseline;             /* (n_nets) or NULL: none is a baseline */
     const char *const *own_setting;  /* (n_nets) or NULL: a row's setting when it is not the table's */
     int n_nets;
+    const char *saliency;            /* the saliency datasets, "ECSSD, DUT-OMRON"; NULL: none */
+    int no_voc;                      /* 1: nothing of VOC (the line then starts with the saliency) */
 } table_about;
 
 /* The line (a new string, no newline). */
