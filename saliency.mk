@@ -15,9 +15,10 @@
 # published rows of PUBLISHED (TokenCut's README, ViT-S/16).
 #
 # Products: $(OUT)/saliency/<net>/<dataset>/keys.h5, masks-<setting>.h5, scores-<setting>/ (CSV,
-# summary, png/); the results browser $(REPORT_DIR)/index.html with a gallery per dataset.  Datasets: ecssd = saliency:$(ECSSD) (1,000 images), duts = saliency:$(DUTS)
-# (DUTS-TE, 5,019), dutomron = saliency:$(DUTOMRON) (5,168); each root in the layout of its release
-# or TokenCut's img/ + gt/ (datasets/dataset.h).
+# summary, png/); the results browser $(REPORT_DIR)/index.html with a gallery per dataset.
+# Datasets: ecssd = saliency:$(ECSSD) (1,000 images), duts = saliency:$(DUTS) (DUTS-TE, 5,019),
+# dutomron = saliency:$(DUTOMRON) (5,168); each root in the layout of its release or TokenCut's
+# img/ + gt/ (datasets/dataset.h).
 #
 # Stamps as every product of pipeline.mk (docs/design.md, "The make pipeline"): the command as the
 # request expands it (the network's options, the root, SETTING, NETS and the datasets for the table)
