@@ -7,7 +7,7 @@
 #                     frames (854, 902, 910 and 1301 pixels wide; 1 to 7 objects, every id foreground)
 #   DEST/DUTS-TE/     DUTS-TE-Image/ + DUTS-TE-Mask/: the 4 VOC photos with a SegmentationObject PNG
 #                     (500 x 338 and 500 x 375; every nonzero value, VOC's boundary 255 too, is foreground)
-#   DEST/DUT-OMRON/   DUT-OMRON-image/ + pixelwiseGT-new-PNG/: 12 frames of blackswan and car-shadow
+#   DEST/DUT-OMRON/   DUT-OMRON-image/ + pixelwiseGT-new-PNG/: 6 frames of blackswan and car-shadow
 #   DEST/tokencut/    img/ + gt/ (TokenCut's re-packaging): 6 frames of libby
 set -eu -o pipefail
 shared=$1 dest=$2
@@ -32,7 +32,7 @@ for voc in voc_labelme voc_official; do
   done
 done
 for seq in blackswan car-shadow; do
-  for fr in 00000 00007 00014 00021 00028 00035; do
+  for fr in 00000 00014 00028; do
     link "$shared/davis/JPEGImages/480p/$seq/$fr.jpg" "$dest/DUT-OMRON/DUT-OMRON-image/$seq-$fr.jpg"
     link "$shared/davis/Annotations/480p/$seq/$fr.png" "$dest/DUT-OMRON/pixelwiseGT-new-PNG/$seq-$fr.png"
   done
