@@ -47,7 +47,7 @@ for run in "vit ECSSD" "vit DUTS-TE" "color DUT-OMRON" "color tokencut"; do
   [ "$(tail -n +2 "$o/scores/t0.20-bin-mean-seed-n1.csv" | cut -d, -f1 | uniq | LC_ALL=C sort -c 2>&1)" = "" ] && ok || bad "$d: ids not in byte order"
   [ "$(ls "$o/scores/png" | wc -l)" = "$n" ] && ok || bad "$d: $(ls "$o/scores/png" | wc -l) PNGs for $n images"
   if need "kc-saliency against tests/ref/saliency_ref.py ($net on $d)" $PYREQ; then
-    if out=$($PY tests/ref/saliency_ref.py check "$T/data/$d" "$o/keys.h5" "$o/scores" "$o/soft" "$o/scores/png" 2>&1); then ok
+    if out=$($PY tests/ref/saliency_ref.py check "$T/data/$d" "$o/keys.h5" "$o/scores" "$o/soft" "$o/scores/png" "$o/masks.h5" 2>&1); then ok
     else bad "$net on $d: $(grep -E 'MISMATCH|Error|error' <<<"$out" | head -n 4)"; fi
     echo "$net on $d:"; sed 's/^/  /' <<<"$out" | grep -v MISMATCH
   fi

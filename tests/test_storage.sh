@@ -4,7 +4,8 @@
 #
 #  1. One writer per output.  A run holding the output's lock (stopped with SIGSTOP once its lock
 #     file is there) makes a second run refuse at once: exit 1, one line naming the first (program,
-#     pid, host, since); the first then finishes and its output equals a solo run's.  Then 20 races
+#     pid, host, since); the first then finishes and its output equals a solo run's.  Then 10 races
+#     (20 with KC_FULL=1, make check-full)
 #     with random start offsets: whatever the overlap, no run exits 0 with another output than the
 #     solo run's, a run that fails says it was refused, and no lock file is left.  A lock left by a
 #     run that is gone is taken over with one warning.  Distinct outputs (make -j, shards) never
@@ -36,6 +37,7 @@ HOST=$(hostname)
 # a sanitized build refuses a preloaded library listed before its runtime unless told not to
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}:verify_asan_link_order=0
 STAGES=(extract center decode merge score propagate davis table plot)
+RACES=$([ "${KC_FULL:-}" = 1 ] && echo 20 || echo 10)
 D=$T/demo
 I=$T/in
 mkdir -p "$I"
@@ -173,9 +175,9 @@ for s in "${STAGES[@]}"; do
     wait $apid
   done
   [ $caught = 1 ] || skip "$s: the run ended before its lock could be caught, 8 times (too fast here)"
-  # ---- 20 races with random start offsets ---------------------------------------------------
+  # ---- races with random start offsets (10; 20 in make check-full) ----------------------------
   refused=0 both=0 wrong=0
-  for k in $(seq 20); do
+  for k in $(seq "$RACES"); do
     clear_out $s "$o"
     prepare $s "$o"
     stage_cmd $s "$o"
@@ -197,8 +199,8 @@ for s in "${STAGES[@]}"; do
     if [ $rc1 != 0 ] && [ $rc2 != 0 ]; then wrong=$((wrong + 1)); echo "$s race $k: both runs failed"; fi
     if [ "$(digest $s "$o")" != "$ref" ]; then wrong=$((wrong + 1)); echo "$s race $k: the output differs from a solo run's"; fi
   done
-  [ $wrong = 0 ] && ok || bad "$s: $wrong wrong outcomes in 20 races"
-  echo "$s: 20 races: $refused refused (overlapping), $both with both runs finishing (one after the other), $wrong wrong"
+  [ $wrong = 0 ] && ok || bad "$s: $wrong wrong outcomes in $RACES races"
+  echo "$s: $RACES races: $refused refused (overlapping), $both with both runs finishing (one after the other), $wrong wrong"
 done
 
 # ---- a lock left by a run that is gone (SIGKILL): taken over with one warning ------------------

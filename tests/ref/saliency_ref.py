@@ -17,9 +17,10 @@ Written from TokenCut's steps, with the libraries it uses (not a transcription o
     16 / 16 / 8 on the original image;
   * metric.py's metrics by tests/ref/saliency_metrics_ref.py (torch, float32 where metric.py is).
 
-  saliency_ref.py check ROOT KEYS.h5 SCORES_DIR SOFT_DIR PNG_DIR
-      compares, per image: the decoder's mask (bit 0 of PNG_DIR/<id>.png) with ncut's mask above
-      (equal; an image whose cut rests within 2e-6 of a decision is reported, not failed, and on a
+  saliency_ref.py check ROOT KEYS.h5 SCORES_DIR SOFT_DIR PNG_DIR MASKS.h5
+      compares, per image: the decoder's mask (bit 0 of PNG_DIR/<id>.png) with keycut's grid mask
+      (MASKS.h5) brought to the image by torch's nearest rule (equal, always), that grid with ncut's
+      above (equal; an image whose cut rests within 2e-6 of a decision is reported, not failed, and on a
       degenerate graph, eigengap below 1e-6, where eigh's vector is arbitrary, keycut's mask must be
       empty and the reference continues from it), the
       solver's output (SOFT_DIR/<id>.npy) with the solver above (within 1e-6), the scores of
@@ -54,6 +55,12 @@ def layout(root):
     return [os.path.join(root, d) for d in found[0]]
 
 
+def upsample(grid, h, w):
+    """TokenCut's F.interpolate(mode='nearest') of a (fh, fw) float64 map to (h, w)."""
+    return F.interpolate(torch.from_numpy(np.ascontiguousarray(grid, np.float64))[None, None], size=(h, w),
+                         mode="nearest")[0, 0].numpy()
+
+
 def ncut_mask(keys, fh, fw, h, w):
     """TokenCut's ncut() on keys (N, C) float32 -> (mask (h, w) float64, margin of its decisions
     relative to max |v|, eigengap lambda3 - lambda2)."""
@@ -73,8 +80,7 @@ def ncut_mask(keys, fh, fw, h, w):
     labels, _ = ndimage.label(part.reshape(fh, fw).astype(float))
     comp = np.zeros((fh, fw))
     comp[labels == labels.reshape(-1)[seed]] = 1
-    up = F.interpolate(torch.from_numpy(comp)[None, None], size=(h, w), mode="nearest")[0, 0]
-    return up.numpy(), margin, vals[1] - vals[0]
+    return upsample(comp, h, w), comp, margin, vals[1] - vals[0]
 
 
 def image_fbeta(m, k):
@@ -95,7 +101,7 @@ def close(a, b, tol):
     return (np.isnan(a) and np.isnan(b)) or abs(a - b) <= tol
 
 
-def check(root, keys_path, scores, soft_dir, png_dir):
+def check(root, keys_path, scores, soft_dir, png_dir, masks_path):
     img_dir, gt_dir = layout(root)
     names = sorted(os.listdir(img_dir))
     summary = read_csv(os.path.join(scores, "summary.csv"))
@@ -104,7 +110,7 @@ def check(root, keys_path, scores, soft_dir, png_dir):
     bad, knife, degenerate, worst_soft = [], 0, 0, 0.0
     ours = {"none": [], "bs": []}
     refs = {"none": [], "bs": []}
-    with h5py.File(keys_path, "r") as kf:
+    with h5py.File(keys_path, "r") as kf, h5py.File(masks_path, "r") as mf:
         for name in names:
             ident = os.path.splitext(name)[0]
             rgb_img = Image.open(os.path.join(img_dir, name)).convert("RGB")
@@ -116,21 +122,27 @@ def check(root, keys_path, scores, soft_dir, png_dir):
                 bad.append("%s: %d keys, TokenCut's resize gives a %dx%d grid" % (ident, keys.shape[0], fw, fh))
                 continue
             gt = np.array(Image.open(os.path.join(gt_dir, name.replace(".jpg", ".png"))).convert("L"))
-            mask, margin, gap = ncut_mask(keys, fh, fw, h, w)
+            mask, grid, margin, gap = ncut_mask(keys, fh, fw, h, w)
             png = np.array(Image.open(os.path.join(png_dir, ident + ".png")))
             kc_mask = (png & 1).astype(np.float64)
+            # keycut's own grid mask brought to the image by TokenCut's rule: exactly its pixel mask,
+            # knife edge or not
+            kc_grid = (np.asarray(mf["masks/%s/%s" % (setting, ident)]) > 0).astype(np.float64)
+            if kc_grid.shape != (fh, fw) or not np.array_equal(upsample(kc_grid, h, w), kc_mask):
+                bad.append("%s: the pixel mask is not keycut's grid mask brought to the image by torch's nearest rule" % ident)
             if gap < 1e-6:
                 # a degenerate graph: eigh returns an arbitrary vector of a multiple eigenvalue, so
                 # TokenCut's mask is undefined; keycut's rule (docs/design.md, Decoders) is an empty mask
                 degenerate += 1
                 if kc_mask.any():
                     bad.append("%s: degenerate graph (eigengap %.3g) but keycut's mask is not empty" % (ident, gap))
-                mask = kc_mask
-            elif not np.array_equal(kc_mask, mask):
-                if margin <= 2e-6:
+                mask = upsample(kc_grid, h, w)
+            elif not np.array_equal(kc_grid, grid):
+                if margin <= 2e-6:  # a cut on a knife edge: the reference goes on from keycut's grid
                     knife += 1
+                    mask = upsample(kc_grid, h, w)
                 else:
-                    bad.append("%s: decoder mask differs in %d pixels (margin %.3g)" % (ident, int((kc_mask != mask).sum()), margin))
+                    bad.append("%s: decoder mask differs in %d cells (margin %.3g)" % (ident, int((kc_grid != grid).sum()), margin))
             rgb = np.array(rgb_img)
             ref_soft, _ = refine_ref.bilateral_solver(rgb, mask, 16.0, 16.0, 8.0)
             kc_soft = np.load(os.path.join(soft_dir, ident + ".npy"))
@@ -174,6 +186,6 @@ def check(root, keys_path, scores, soft_dir, png_dir):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 7 or sys.argv[1] != "check":
+    if len(sys.argv) != 8 or sys.argv[1] != "check":
         sys.exit(__doc__)
     sys.exit(check(*sys.argv[2:]))
