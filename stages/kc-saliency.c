@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoders/refine/refine.h"
 #include "eval/saliency/saliency.h"
 #include "pipeline/kc.h"
 #include "pipeline/lock.h"
@@ -89,6 +90,9 @@ int main(int argc, char **argv)
     kc_lock *lock = NULL;
     if (o.out && kc_lock_folder(&lock, o.out, NULL) < 0) kc_die();
     if (!o.masks || !o.dataset || !o.out) kc_die_msg("--masks, --dataset and --out are required (see --help)");
+    refine_opts range = REFINE_DEFAULTS; /* the solver's constants, checked as kc-refine checks them */
+    range.bs = o.bs;
+    if (refine_check(&range) < 0) kc_die();
     if (saliency_run(&o) < 0) kc_die();
     kc_lock_release(lock);
     return 0;

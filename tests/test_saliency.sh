@@ -78,6 +78,8 @@ expect_fail "a truncated image" "blackswan-00000.jpg" sal --dataset "saliency:$T
 unchanged "a truncated image"
 expect_fail "masks of another folder" "masks of 6 images, but saliency:$T/data/ECSSD has 8" sal --dataset "saliency:$T/data/ECSSD"
 expect_fail "not a saliency dataset" "kc-saliency scores a saliency:ROOT dataset" sal --dataset "dir:$T/data/ECSSD/images"
+expect_fail "a solver constant out of range" "--bs-sigma-luma must be in \[1, 1e4\) \(got 0\)" sal --dataset "saliency:$T/data/DUT-OMRON" --bs-sigma-luma 0
+expect_fail "a solver constant that is not a number" "--bs-lambda: 'x' is not a number" sal --dataset "saliency:$T/data/DUT-OMRON" --bs-lambda x
 expect_fail "a setting the cache lacks" "no setting 't0.10-bin-mean-seed-n1'" sal --dataset "saliency:$T/data/DUT-OMRON" --setting t0.10-bin-mean-seed-n1
 "$B/kc-extract" --model color --dataset "voc:$S/voc_labelme:val" --out "$T/voc-keys.h5" >/dev/null 2>&1 &&
   "$B/kc-decode" --features "$T/voc-keys.h5" --setting t0.20-bin-mean-seed-n1 --out "$T/voc-masks.h5" >/dev/null 2>&1
