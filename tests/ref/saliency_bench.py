@@ -54,7 +54,7 @@ def main(root):
         dim = 384
         keys = feats["qkv"][0, 1:, dim:2 * dim].numpy()
         t2 = time.perf_counter()
-        mask, _, _ = saliency_ref.ncut_mask(keys, nh // 16, nw // 16, h, w)
+        mask, _, _, _ = saliency_ref.ncut_mask(keys, nh // 16, nw // 16, h, w)
         t3 = time.perf_counter()
         soft, _ = refine_ref.bilateral_solver(np.asarray(im), mask, 16.0, 16.0, 8.0)
         t4 = time.perf_counter()
