@@ -53,6 +53,30 @@ for run in "vit ECSSD" "vit DUTS-TE" "color DUT-OMRON" "color tokencut"; do
   fi
 done
 [ "$(grep -c $'\tsaliency:' "$T/ledger.tsv")" = 4 ] && ok || bad "ledger: $(grep -c $'\tsaliency:' "$T/ledger.tsv") lines, expected 4"
+# the table of the four folders (kc-table --saliency): every number is its summary's (the numbers the
+# reference checked above), none and bs rows per network
+dirs=(); for run in vit-ECSSD vit-DUTS-TE color-DUT-OMRON color-tokencut; do [ -f "$T/$run/scores/summary.csv" ] && dirs+=("$T/$run/scores"); done
+for run in vit-ECSSD vit-DUTS-TE; do echo vit >"$T/$run/scores/network"; done
+for run in color-DUT-OMRON color-tokencut; do echo color >"$T/$run/scores/network"; done
+if "$B/kc-table" --saliency "${dirs[@]}" --published configs/published.ini --out "$T/tab" --ledger "$T/ledger.tsv" >/dev/null 2>"$T/tab.err"; then
+  mism=0 cells=0
+  for d in "${dirs[@]}"; do
+    net=$(cat "$d/network")
+    while IFS=, read -r _ refine ds _ mf iou acc _; do
+      [ "$refine" = refine ] && continue
+      row=$net; [ "$refine" = bs ] && row="$net + BS"
+      for m in "max_fbeta $mf" "iou $iou" "accuracy $acc"; do
+        read -r key want <<<"$m"
+        got=$(awk -F, -v row="$row" -v col="${ds}_$key" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
+                                                          $1 == row && c { print $c }' "$T/tab/saliency.csv")
+        cells=$((cells + 1))
+        awk -v a="$got" -v b="$want" 'BEGIN { exit !(a != "" && a + 0 == b + 0) }' || { mism=$((mism + 1)); echo "table $row $ds $key: $got, summary $want" >&2; }
+      done
+    done <"$d/summary.csv"
+  done
+  [ "$mism" = 0 ] && [ "$cells" = 24 ] && ok || bad "the saliency table: $mism of $cells cells differ from the summaries"
+  echo "saliency table: $cells cells equal to the summaries the reference checked"
+else bad "kc-table --saliency: $(head -n 2 "$T/tab.err")"; fi
 
 # ---- bad inputs: one line naming the file, exit 1, the earlier results as they were ------------
 o=$T/color-DUT-OMRON
