@@ -144,15 +144,7 @@ int main(int argc, char **argv)
         {"--crf-bi-w", .read = read_constant, .target = &o.crf.bi_w, .number = OPTS_FLOAT},
         {"--crf-clip", .read = read_constant, .target = &o.crf_clip, .number = OPTS_DOUBLE},
         {"--crf-min-iou", .read = read_constant, .target = &o.crf_min_iou, .number = OPTS_DOUBLE},
-        {"--bs-sigma-spatial", .read = read_constant, .target = &o.bs.sigma_spatial, .number = OPTS_DOUBLE},
-        {"--bs-sigma-luma", .read = read_constant, .target = &o.bs.sigma_luma, .number = OPTS_DOUBLE},
-        {"--bs-sigma-chroma", .read = read_constant, .target = &o.bs.sigma_chroma, .number = OPTS_DOUBLE},
-        {"--bs-lambda", .read = read_constant, .target = &o.bs.lambda, .number = OPTS_DOUBLE},
-        {"--bs-confidence", .read = read_constant, .target = &o.bs.confidence, .number = OPTS_DOUBLE},
-        {"--bs-bistoch-iters", .read = read_constant, .target = &o.bs.bistoch_iters},
-        {"--bs-cg-tol", .read = read_constant, .target = &o.bs.cg_tol, .number = OPTS_DOUBLE},
-        {"--bs-cg-maxiter", .read = read_constant, .target = &o.bs.cg_maxiter},
-        {"--bs-diag-min", .read = read_constant, .target = &o.bs.diag_min, .number = OPTS_DOUBLE},
+        REFINE_BS_OPTIONS(read_constant, o.bs),
         {"--bs-threshold", .read = read_constant, .target = &o.bs_threshold, .number = OPTS_DOUBLE}, {0}};
     const opts_cli cli = {.usage = usage, .options = options, .unknown = unknown_option};
     int rc = opts_parse(&cli, argc, argv);

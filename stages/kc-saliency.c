@@ -73,15 +73,7 @@ int main(int argc, char **argv)
         {"--masks", .value = &o.masks}, {"--dataset", .value = &o.dataset}, {"--out", .value = &o.out},
         {"--setting", .value = &o.setting}, {"--network", .value = &o.network}, {"--ledger", .value = &o.ledger},
         {"--png", .value = &o.png_dir}, {"--soft", .value = &o.soft_dir},
-        {"--bs-sigma-spatial", .read = read_constant, .target = &o.bs.sigma_spatial, .number = OPTS_DOUBLE},
-        {"--bs-sigma-luma", .read = read_constant, .target = &o.bs.sigma_luma, .number = OPTS_DOUBLE},
-        {"--bs-sigma-chroma", .read = read_constant, .target = &o.bs.sigma_chroma, .number = OPTS_DOUBLE},
-        {"--bs-lambda", .read = read_constant, .target = &o.bs.lambda, .number = OPTS_DOUBLE},
-        {"--bs-confidence", .read = read_constant, .target = &o.bs.confidence, .number = OPTS_DOUBLE},
-        {"--bs-bistoch-iters", .read = read_constant, .target = &o.bs.bistoch_iters},
-        {"--bs-cg-tol", .read = read_constant, .target = &o.bs.cg_tol, .number = OPTS_DOUBLE},
-        {"--bs-cg-maxiter", .read = read_constant, .target = &o.bs.cg_maxiter},
-        {"--bs-diag-min", .read = read_constant, .target = &o.bs.diag_min, .number = OPTS_DOUBLE}, {0}};
+        REFINE_BS_OPTIONS(read_constant, o.bs), {0}};
     const opts_cli cli = {.usage = usage, .options = options};
     int rc = opts_parse(&cli, argc, argv);
     if (rc < 0) kc_die();

@@ -115,6 +115,11 @@ expect_fail "two layouts" "$T/two: holds two saliency layouts" sal --dataset "sa
 expect_fail "no mask folder" "$T/nogt/DUTS-TE-Mask: ground-truth folder not found" sal --dataset "saliency:$T/nogt"
 expect_fail "an empty dataset" "has no images" sal --dataset "saliency:$T/empty"
 unchanged "bad datasets"
+# --png on a folder holding other files than PNGs: refused, the folder untouched
+mkdir -p "$T/mine"; echo notes >"$T/mine/notes.txt"
+expect_fail "--png on a folder of the user's" "$T/mine: holds notes.txt, not a picture of kc-saliency" \
+  "$B/kc-saliency" --masks "$o/masks.h5" --dataset "saliency:$T/data/DUT-OMRON" --out "$T/mine-scores" --png "$T/mine" --ledger "$T/ledger.tsv"
+[ -f "$T/mine/notes.txt" ] && [ ! -e "$T/mine-scores/summary.csv" ] && ok || bad "--png on a folder of the user's: the folder or the scores changed"
 # an image whose bytes changed since extraction: refused by the hash kc-extract recorded
 cp -rP "$T/data/DUT-OMRON" "$T/bad4"
 rm "$T/bad4/DUT-OMRON-image/car-shadow-00028.jpg"

@@ -47,6 +47,19 @@ typedef struct refine_opts {
 } refine_opts;
 #define REFINE_DEFAULTS ((refine_opts){REFINE_NONE, CRF_MASKCUT, 1e-5, 0.5, BS_TOKENCUT_RUNS, 0.5, 0})
 
+/* The solver's constants as rows of a pipeline/opts.h option table (kc-refine, kc-saliency): READ
+ * stores a number at .target as .number says; BS is a bs_params. */
+#define REFINE_BS_OPTIONS(READ, BS)                                                                   \
+    {"--bs-sigma-spatial", .read = READ, .target = &(BS).sigma_spatial, .number = OPTS_DOUBLE},       \
+    {"--bs-sigma-luma", .read = READ, .target = &(BS).sigma_luma, .number = OPTS_DOUBLE},             \
+    {"--bs-sigma-chroma", .read = READ, .target = &(BS).sigma_chroma, .number = OPTS_DOUBLE},         \
+    {"--bs-lambda", .read = READ, .target = &(BS).lambda, .number = OPTS_DOUBLE},                     \
+    {"--bs-confidence", .read = READ, .target = &(BS).confidence, .number = OPTS_DOUBLE},             \
+    {"--bs-bistoch-iters", .read = READ, .target = &(BS).bistoch_iters},                              \
+    {"--bs-cg-tol", .read = READ, .target = &(BS).cg_tol, .number = OPTS_DOUBLE},                     \
+    {"--bs-cg-maxiter", .read = READ, .target = &(BS).cg_maxiter},                                    \
+    {"--bs-diag-min", .read = READ, .target = &(BS).diag_min, .number = OPTS_DOUBLE}
+
 int refine_method_parse(const char *s, refine_method *m);
 const char *refine_method_name(refine_method m);
 /* Checks every constant's range; the message names the option. */

@@ -1,6 +1,7 @@
 /* eval/saliency/saliency.c — the run of kc-saliency.  See saliency.h. */
 #include "eval/saliency/saliency.h"
 
+#include <dirent.h>
 #include <ftw.h>
 #include <math.h>
 #include <stdio.h>
@@ -59,6 +60,28 @@ static int remove_tree(const char *path)
     if (!kc_exists(path)) return 0;
     if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) return kc_fail("%s: cannot remove the folder", path);
     return 0;
+}
+
+/* 0 when dir is absent or holds only .png files (an earlier run's pictures, which the run replaces);
+ * else -1 naming what else is there: a folder of the user's is never removed. */
+static int png_dir_replaceable(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return kc_exists(dir) ? kc_fail("%s: --png names something that is not a folder", dir) : 0;
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        const char *dot = strrchr(e->d_name, '.');
+        char *p = kc_strfmt("%s/%s", dir, e->d_name);
+        struct stat st;
+        if (!dot || strcmp(dot, ".png") || lstat(p, &st) != 0 || !S_ISREG(st.st_mode))
+            rc = kc_fail("%s: holds %s, not a picture of kc-saliency; --png replaces the whole folder, so give a new "
+                         "one or one of its own", dir, e->d_name);
+        free(p);
+    }
+    closedir(d);
+    return rc;
 }
 
 /* One image's work and results. */
@@ -254,6 +277,7 @@ int saliency_run(const saliency_opts *o)
     /* the pictures go to a fresh folder beside png_dir, which replaces png_dir once the scores are
      * committed: a run that fails leaves the earlier pictures as they were */
     if (o->png_dir) {
+        if (png_dir_replaceable(o->png_dir) < 0) goto done;
         png_tmp = kc_strfmt("%s.partial", o->png_dir);
         if (remove_tree(png_tmp) < 0 || kc_mkdirs(png_tmp) < 0) goto done;
     }

@@ -34,7 +34,9 @@
  *   OUT/dataset             the dataset's spec (saliency:ROOT), one line
  *   and a ledger line (split = the dataset spec, split_sha256 = the sha256 of its ids, one a line).
  *   With png_dir: <png_dir>/<id>.png per image, 8-bit palette, value 1 where the decoder's mask
- *   is, + 2 where the solver's output exceeds 0.5 (the results browser's galleries).
+ *   is, + 2 where the solver's output exceeds 0.5 (the results browser's galleries); the folder is
+ *   written as png_dir.partial and replaces png_dir after the commit, so png_dir must be new or
+ *   hold only .png files (an earlier run's): anything else is refused before the run.
  *   With soft_dir: <soft_dir>/<id>.npy, the solver's output as float64 (h, w) (NumPy's .npy).
  *
  *     saliency_opts o = SALIENCY_DEFAULTS;
